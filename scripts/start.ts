@@ -1,0 +1,55 @@
+/**
+ * `npm start`: builds the web app when needed, opens the database (embedded PGlite by default,
+ * DATABASE_URL otherwise), applies migrations, starts OBSCURA_WORKERS in-process workers and
+ * serves the Next.js app on PORT (default 9000).
+ */
+import http from "node:http";
+import { buildIfNeeded } from "./build-if-needed";
+
+(process.env as Record<string, string>).NODE_ENV = "production";
+process.env.NEXT_TELEMETRY_DISABLED = "1";
+
+const { config } = await import("../server/config");
+const { runtime, closeRuntime } = await import("../server/db/client");
+const { startWorkers } = await import("../server/jobs/worker");
+const { ensureApiToken, apiTokenFile } = await import("../server/auth/bearer");
+const { log } = await import("../server/log");
+
+const c = config();
+buildIfNeeded(c.appDir);
+
+const rt = await runtime();
+ensureApiToken();
+if (!c.apiToken) log.info("API bearer token", { file: apiTokenFile(), hint: "export OBSCURA_API_TOKEN=$(cat <file>) or set your own" });
+const workers = await startWorkers(c.workers);
+
+const { default: next } = await import("next");
+const app = next({ dev: false, dir: c.appDir, hostname: process.env.HOST ?? "0.0.0.0", port: c.port });
+await app.prepare();
+const handle = app.getRequestHandler();
+const server = http.createServer((req, res) => {
+  handle(req, res).catch((e: unknown) => {
+    log.error("request handler crashed", { error: String(e) });
+    if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { code: 500, status: "INTERNAL", message: "internal error; see the server log" } }));
+  });
+});
+server.requestTimeout = 0; // long uploads are streamed by route handlers with their own limits
+server.listen(c.port, process.env.HOST ?? "0.0.0.0", () => {
+  const addr = server.address();
+  const port = typeof addr === "object" && addr ? addr.port : c.port;
+  log.info("Obscura listening", { url: `http://localhost:${port}`, database: rt.kind, workers: c.workers, dataDir: c.dataDir });
+});
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info("shutting down", { signal });
+  server.close();
+  await workers.stop().catch(() => {});
+  await closeRuntime().catch(() => {});
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,0 +1,52 @@
+/** Reads and writes of operation rows used by the API and the worker. */
+import { and, eq } from "drizzle-orm";
+import { ObscuraError, type ErrorStatus, ErrorCode } from "@/lib/errors";
+import { parseOperationName } from "@/lib/api/operation";
+import { operations, type OperationRow } from "../db/schema";
+import type { Db } from "../db/client";
+import { config } from "../config";
+
+export async function findOperation(db: Db, id: string): Promise<OperationRow | null> {
+  const rows = await db.select().from(operations).where(eq(operations.id, id)).limit(1);
+  return rows[0] ?? null;
+}
+
+/** The row named by a full operation name, or NOT_FOUND. */
+export async function operationByName(db: Db, name: string): Promise<OperationRow> {
+  const parsed = parseOperationName(name);
+  const notFound = () => new ObscuraError("NOT_FOUND", `operation ${JSON.stringify(name)} not found`);
+  if (!parsed || parsed.locationId !== config().locationId) throw notFound();
+  const row = await findOperation(db, parsed.operationId);
+  if (!row || row.projectId !== parsed.projectId) throw notFound();
+  return row;
+}
+
+export async function setProgress(db: Db, id: string, percent: number, stage?: string): Promise<void> {
+  await db
+    .update(operations)
+    .set({ progressPercent: Math.max(0, Math.min(99.9, percent)), updateTime: new Date(), ...(stage ? { stage } : {}) })
+    .where(and(eq(operations.id, id), eq(operations.done, false)));
+}
+
+export async function finishSucceeded(db: Db, id: string, outputUri: string): Promise<OperationRow | null> {
+  const rows = await db
+    .update(operations)
+    .set({ status: "succeeded", done: true, progressPercent: 100, stage: "done", updateTime: new Date(), response: { outputUri }, error: null })
+    .where(and(eq(operations.id, id), eq(operations.done, false)))
+    .returning();
+  return rows[0] ?? null;
+}
+
+export async function finishFailed(db: Db, id: string, status: ErrorStatus, message: string): Promise<OperationRow | null> {
+  const rows = await db
+    .update(operations)
+    .set({ status: "failed", done: true, stage: "failed", updateTime: new Date(), error: { code: ErrorCode[status], status, message } })
+    .where(and(eq(operations.id, id), eq(operations.done, false)))
+    .returning();
+  return rows[0] ?? null;
+}
+
+export async function isCancelRequested(db: Db, id: string): Promise<boolean> {
+  const rows = await db.select({ c: operations.cancelRequested }).from(operations).where(eq(operations.id, id)).limit(1);
+  return rows[0]?.c ?? true;
+}

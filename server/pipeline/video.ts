@@ -1,0 +1,203 @@
+/**
+ * The video pipeline: prepare (fetch, probe, hash, thumbnails), detect (the vision engine, issue
+ * 4, is not installed yet: no detector runs and detections.json stays empty), render (for now an
+ * H.264 MP4 of the unchanged frames with the source's audio), then persist the session state and
+ * write outputs by the spec's output rules, and finally STATE_DROP if asked.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import { ObscuraError } from "@/lib/errors";
+import { DETECTION_FEATURES } from "@/lib/api/common";
+import type { VideoJobSpec } from "@/lib/api/video";
+import { config } from "../config";
+import { operations, sessions } from "../db/schema";
+import { hashFile, makeThumbnails, probe, transcodeVideo } from "../media";
+import { downloadPrefix, downloadToFile, isPrefixUri, joinUri, redactUri, removePrefix, uploadDir, uploadFile } from "../storage";
+import type { PipelineContext } from "./context";
+import { FILES, MANIFEST_SCHEMA, readManifest, writeJson, type DetectionsFile, type SessionManifest } from "./state";
+import { log } from "../log";
+
+export function internalStateUri(sessionId: string): string {
+  return joinUri(config().stateUri, `${encodeURIComponent(sessionId)}/`);
+}
+
+function sourceName(inputUri: string): string {
+  const pathPart = inputUri.split("?")[0]!;
+  const ext = path.extname(decodeURIComponent(pathPart.split("/").pop() ?? "")).toLowerCase();
+  return `source${/^\.[a-z0-9]{1,5}$/.test(ext) ? ext : ".bin"}`;
+}
+
+export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec): Promise<string> {
+  const { signal } = ctx;
+  const f = new Set(spec.features);
+  const render = f.has("MEDIA_RENDER");
+  const drop = f.has("STATE_DROP");
+  const detect = DETECTION_FEATURES.filter((d) => f.has(d));
+  const onlyDrop = [...f].every((x) => x === "STATE_DROP");
+  const stateDir = path.join(ctx.workDir, "state");
+  await fs.mkdir(stateDir, { recursive: true });
+
+  if (onlyDrop) return dropOnly(ctx, spec);
+
+  const progress = ctx.progress([
+    ["fetch", 30],
+    ["probe", 3],
+    ["hash", 7],
+    ["thumbnails", 5],
+    ["detect", 1],
+    ["render", render ? 44 : 0],
+    ["save", 10],
+  ]);
+
+  // 1. The source: a state bucket, the session's internal state, or the input itself.
+  progress.stage("fetch");
+  let manifest: SessionManifest | null = null;
+  let sessionId = spec.sessionId;
+  const fromBucket = isPrefixUri(spec.inputUri);
+  if (fromBucket) {
+    await downloadPrefix(spec.inputUri, stateDir, { signal, ignoreCertificateErrors: spec.prepare.ignoreCertificateErrors });
+    manifest = await readManifest(stateDir);
+    if (spec.prepare.sessionIdGiven && spec.sessionId !== manifest.sessionId) {
+      throw new ObscuraError(
+        "FAILED_PRECONDITION",
+        `videoContext.prepareConfig.sessionId ${JSON.stringify(spec.sessionId)} differs from the state bucket's session ${JSON.stringify(manifest.sessionId)}; a sessionId cannot change`,
+      );
+    }
+    sessionId = manifest.sessionId;
+    await ctx.db.update(operations).set({ sessionId }).where(eq(operations.id, ctx.operation.id));
+  }
+  const prepare = !manifest || f.has("MEDIA_PREPARE");
+  let source = manifest ? path.join(stateDir, manifest.source) : path.join(stateDir, sourceName(spec.inputUri));
+  if (!manifest) {
+    await downloadToFile(spec.inputUri, source, {
+      signal,
+      ignoreCertificateErrors: spec.prepare.ignoreCertificateErrors,
+      onProgress: (bytes, total) => total && progress.update(bytes / total),
+    });
+  }
+
+  // 2. Prepare: probe, hash, thumbnails.
+  const now = new Date().toISOString();
+  let media = manifest?.media;
+  let originalHashes = manifest?.hashes.original ?? {};
+  let thumbnails = manifest?.thumbnails ?? [];
+  if (prepare || !media) {
+    progress.stage("probe");
+    media = await probe(source, { signal });
+    if (media.kind !== "video") throw new ObscuraError("INVALID_ARGUMENT", "inputUri must be a video; use images:process for images");
+    progress.stage("hash");
+    originalHashes = await hashFile(source, spec.prepare.hashTypes, { signal });
+    progress.stage("thumbnails");
+    await fs.rm(path.join(stateDir, FILES.thumbnails), { recursive: true, force: true });
+    const thumbs = await makeThumbnails(source, path.join(stateDir, FILES.thumbnails), media, { signal });
+    thumbnails = thumbs.map((t) => ({ file: path.relative(stateDir, t.file).split(path.sep).join("/"), timeSeconds: t.timeSeconds }));
+  }
+
+  // 3. Detect: recorded, no detector yet (issue 4).
+  progress.stage("detect");
+  const detectionsPath = path.join(stateDir, FILES.detections);
+  const previous = await fs
+    .readFile(detectionsPath, "utf8")
+    .then((t) => JSON.parse(t) as DetectionsFile)
+    .catch(() => null);
+  const detections: DetectionsFile = {
+    schema: "obscura.detections/v1",
+    sessionId,
+    features: [...new Set([...(previous?.features ?? []), ...detect])],
+    detectors: previous?.detectors ?? [],
+    tracks: previous?.tracks ?? [],
+  };
+  await writeJson(detectionsPath, detections);
+
+  // 4. Render.
+  let exportHashes = manifest?.hashes.export ?? {};
+  let renderInfo = manifest?.render ?? null;
+  const redacted = path.join(stateDir, FILES.redacted);
+  if (render) {
+    progress.stage("render");
+    await transcodeVideo(source, redacted, {
+      info: media,
+      quality: spec.render.videoQuality,
+      preset: spec.render.videoPreset,
+      signal,
+      onProgress: (x) => progress.update(x),
+    });
+    exportHashes = spec.render.exportHashes.length ? await hashFile(redacted, spec.render.exportHashes, { signal }) : {};
+    renderInfo = { renderedAt: new Date().toISOString(), file: FILES.redacted, config: spec.render };
+  }
+
+  // 5. Persist the state, then the outputs.
+  progress.stage("save");
+  const next: SessionManifest = {
+    schema: MANIFEST_SCHEMA,
+    sessionId,
+    projectId: spec.projectId,
+    inputUri: manifest?.inputUri ?? redactUri(spec.inputUri),
+    createdAt: manifest?.createdAt ?? now,
+    updatedAt: new Date().toISOString(),
+    source: path.basename(source),
+    media,
+    hashes: { original: originalHashes, export: exportHashes },
+    features: [...new Set([...(manifest?.features ?? []), ...spec.features])],
+    thumbnails,
+    render: renderInfo,
+    acl: [...new Set([...(manifest?.acl ?? []), ...spec.acl])],
+  };
+  await writeJson(path.join(stateDir, FILES.manifest), next);
+  await writeJson(path.join(stateDir, FILES.hashes), next.hashes);
+
+  const internal = internalStateUri(sessionId);
+  if (!drop) await uploadDir(stateDir, internal, { signal });
+  let outputUri: string;
+  if (spec.outputUri && isPrefixUri(spec.outputUri)) {
+    await uploadDir(stateDir, spec.outputUri, { signal });
+    outputUri = spec.outputUri;
+  } else if (spec.outputUri) {
+    if (render) await uploadFile(redacted, spec.outputUri, { signal, contentType: "video/mp4" });
+    outputUri = spec.outputUri;
+  } else {
+    outputUri = render ? joinUri(internal, FILES.redacted) : internal;
+  }
+  progress.update(0.8);
+
+  const inputUri = manifest?.inputUri ?? spec.inputUri;
+  await ctx.db
+    .insert(sessions)
+    .values({ id: sessionId, projectId: spec.projectId, inputUri, stateUri: drop ? null : internal, media, hashes: next.hashes, lastOperationId: ctx.operation.id })
+    .onConflictDoUpdate({
+      target: sessions.id,
+      set: { stateUri: drop ? null : internal, media, hashes: next.hashes, lastOperationId: ctx.operation.id, droppedAt: drop ? new Date() : null, updatedAt: new Date() },
+    });
+  if (drop) await dropInternalState(ctx, sessionId);
+  return outputUri;
+}
+
+/** STATE_DROP alone: find the session (by sessionId, state bucket, or input) and remove its internal state. */
+async function dropOnly(ctx: PipelineContext, spec: VideoJobSpec): Promise<string> {
+  const progress = ctx.progress([["drop", 1]]);
+  progress.stage("drop");
+  let sessionId = spec.prepare.sessionIdGiven ? spec.sessionId : "";
+  if (!sessionId && isPrefixUri(spec.inputUri)) {
+    const dir = path.join(ctx.workDir, "state");
+    await downloadPrefix(joinUri(spec.inputUri, ""), dir, { signal: ctx.signal });
+    sessionId = (await readManifest(dir)).sessionId;
+  }
+  if (!sessionId) {
+    const rows = await ctx.db.select().from(sessions).where(eq(sessions.inputUri, spec.inputUri)).limit(1);
+    sessionId = rows[0]?.id ?? "";
+  }
+  if (!sessionId) throw new ObscuraError("NOT_FOUND", "no session found for this inputUri; give videoContext.prepareConfig.sessionId");
+  await ctx.db.update(operations).set({ sessionId }).where(eq(operations.id, ctx.operation.id));
+  const uri = await dropInternalState(ctx, sessionId);
+  progress.update(1);
+  return uri;
+}
+
+async function dropInternalState(ctx: PipelineContext, sessionId: string): Promise<string> {
+  const uri = internalStateUri(sessionId);
+  const removed = await removePrefix(uri, { signal: ctx.signal });
+  await ctx.db.update(sessions).set({ stateUri: null, droppedAt: new Date(), updatedAt: new Date() }).where(eq(sessions.id, sessionId));
+  log.info("session state dropped", { sessionId, objects: removed });
+  return uri;
+}

@@ -1,0 +1,186 @@
+/**
+ * Plain http(s) inputs, read with undici: streamed to disk, redirects followed (max 5), size and time
+ * limited from the environment at call time:
+ *   OBSCURA_HTTP_MAX_BYTES        default 21474836480 (20 GiB) -> RESOURCE_EXHAUSTED, partial file removed
+ *   OBSCURA_HTTP_TIMEOUT_SECONDS  default 3600, whole transfer -> DEADLINE_EXCEEDED
+ * Connecting and receiving the response headers each have 30 s. http(s) URLs cannot be written or listed.
+ */
+import { Transform } from "node:stream";
+import { Agent, interceptors, request, type Dispatcher } from "undici";
+import { ObscuraError, isObscuraError } from "@/lib/errors";
+import { redactUri } from "./uri";
+import { cancelled, isAbortError, streamToFile } from "./file";
+import type { Backend, TransferOptions } from "./index";
+
+type HttpLoc = { kind: "http"; url: string };
+
+const CONNECT_TIMEOUT_MS = 30_000;
+const MAX_REDIRECTS = 5;
+
+export const httpBackend: Backend<HttpLoc> = {
+  async download(loc, destPath, opts) {
+    return fetchUrl(loc.url, "GET", opts, async (res, limits, signal) => {
+      const total = contentLength(res);
+      if (total !== undefined && total > limits.maxBytes) throw tooLarge(loc.url, limits.maxBytes);
+      const bytes = await streamToFile(res.body, destPath, { ...opts, signal }, total, [sizeLimit(loc.url, limits.maxBytes)]);
+      return { bytes };
+    });
+  },
+  async read(loc, opts) {
+    return fetchUrl(loc.url, "GET", opts, async (res, limits) => {
+      const total = contentLength(res);
+      if (total !== undefined && total > limits.maxBytes) throw tooLarge(loc.url, limits.maxBytes);
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        bytes += chunk.length;
+        if (bytes > limits.maxBytes) throw tooLarge(loc.url, limits.maxBytes);
+        chunks.push(chunk);
+        opts.onProgress?.(bytes, total);
+      }
+      return Buffer.concat(chunks);
+    });
+  },
+  async exists(loc, opts) {
+    const probe = (method: "HEAD" | "GET") =>
+      fetchUrl(loc.url, method, { ...opts, okStatuses: [404, 410, 405, 501] }, async (res) => {
+        await res.body.dump();
+        return res.statusCode;
+      }, method === "GET" ? { range: "bytes=0-0" } : {});
+    let status = await probe("HEAD");
+    if (status === 405 || status === 501) status = await probe("GET"); // servers that refuse HEAD
+    return status >= 200 && status < 300;
+  },
+  async upload(_src, loc) {
+    throw notWritable(loc.url);
+  },
+  async write(loc) {
+    throw notWritable(loc.url);
+  },
+  async list(loc) {
+    throw notBucket(loc.url);
+  },
+  async remove(loc) {
+    throw notBucket(loc.url);
+  },
+};
+
+interface Limits {
+  maxBytes: number;
+  timeoutSeconds: number;
+}
+
+function limitsFromEnv(): Limits {
+  return {
+    maxBytes: positiveNumber(process.env.OBSCURA_HTTP_MAX_BYTES, 21_474_836_480),
+    timeoutSeconds: positiveNumber(process.env.OBSCURA_HTTP_TIMEOUT_SECONDS, 3600),
+  };
+}
+
+/** One request with its own agent: sends, checks the status, hands the response to `use`, maps every failure. */
+async function fetchUrl<T>(
+  url: string,
+  method: "GET" | "HEAD",
+  opts: TransferOptions & { okStatuses?: number[] },
+  use: (res: Dispatcher.ResponseData, limits: Limits, signal: AbortSignal) => Promise<T>,
+  headers: Record<string, string> = {},
+): Promise<T> {
+  const limits = limitsFromEnv();
+  const deadline = AbortSignal.timeout(limits.timeoutSeconds * 1000);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+  const agent = new Agent({
+    connect: { timeout: CONNECT_TIMEOUT_MS, ...(opts.ignoreCertificateErrors ? { rejectUnauthorized: false } : {}) },
+    headersTimeout: CONNECT_TIMEOUT_MS,
+  });
+  try {
+    const res = await request(url, {
+      method,
+      signal,
+      headers: { "user-agent": "obscura-storage", ...headers },
+      dispatcher: agent.compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTS })),
+    });
+    if ((res.statusCode < 200 || res.statusCode >= 300) && !opts.okStatuses?.includes(res.statusCode)) {
+      await res.body.dump().catch(() => {});
+      throw statusError(url, res.statusCode);
+    }
+    return await use(res, limits, signal);
+  } catch (e) {
+    if (opts.signal?.aborted) throw cancelled(redactUri(url));
+    if (deadline.aborted) {
+      throw new ObscuraError("DEADLINE_EXCEEDED", `reading ${redactUri(url)} took longer than ${limits.timeoutSeconds} s (OBSCURA_HTTP_TIMEOUT_SECONDS)`);
+    }
+    throw networkError(e, url, opts);
+  } finally {
+    agent.destroy().catch(() => {});
+  }
+}
+
+function statusError(url: string, status: number): ObscuraError {
+  const where = redactUri(url);
+  if (status === 404 || status === 410) return new ObscuraError("NOT_FOUND", `${where} answered HTTP ${status}: not found`);
+  if (status === 401 || status === 403) return new ObscuraError("PERMISSION_DENIED", `${where} answered HTTP ${status}: access denied`);
+  if (status >= 300 && status < 400) return new ObscuraError("UNAVAILABLE", `${where} answered HTTP ${status}: too many redirects (more than ${MAX_REDIRECTS}) or no Location`);
+  return new ObscuraError("UNAVAILABLE", `${where} answered HTTP ${status}`);
+}
+
+const CERT_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_CERT_ALTNAME_INVALID/;
+
+function networkError(e: unknown, url: string, opts: TransferOptions): ObscuraError {
+  if (isObscuraError(e)) return e;
+  if (isAbortError(e)) return cancelled(redactUri(url));
+  const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = err.code ?? err.cause?.code ?? "";
+  const reason = err.cause?.message ?? err.message ?? String(e);
+  const host = hostOf(url);
+  if (CERT_ERROR.test(code) && !opts.ignoreCertificateErrors) {
+    return new ObscuraError(
+      "UNAVAILABLE",
+      `the TLS certificate of ${host} was rejected (${code}: ${reason}); if you trust this server, set videoContext.prepareConfig.ignoreCertificateErrors to true`,
+    );
+  }
+  if (code === "UND_ERR_CONNECT_TIMEOUT") return new ObscuraError("DEADLINE_EXCEEDED", `could not connect to ${host} within ${CONNECT_TIMEOUT_MS / 1000} s`);
+  if (code === "UND_ERR_HEADERS_TIMEOUT") return new ObscuraError("DEADLINE_EXCEEDED", `${host} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`);
+  if (code === "UND_ERR_BODY_TIMEOUT") return new ObscuraError("DEADLINE_EXCEEDED", `${host} stopped sending data while reading ${redactUri(url)}`);
+  return new ObscuraError("UNAVAILABLE", `cannot read ${redactUri(url)}: ${code ? `${code}: ` : ""}${reason}`);
+}
+
+/** A pass-through that fails with RESOURCE_EXHAUSTED once more than `max` bytes went through. */
+function sizeLimit(url: string, max: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      seen += chunk.length;
+      cb(seen > max ? tooLarge(url, max) : null, chunk);
+    },
+  });
+}
+
+function tooLarge(url: string, max: number): ObscuraError {
+  return new ObscuraError("RESOURCE_EXHAUSTED", `${redactUri(url)} is larger than the limit of ${max} bytes (OBSCURA_HTTP_MAX_BYTES)`);
+}
+
+function notBucket(url: string): ObscuraError {
+  return new ObscuraError("INVALID_ARGUMENT", `${redactUri(url)} cannot be listed: state buckets must be file, s3 or Azure SAS URIs`);
+}
+
+function notWritable(url: string): ObscuraError {
+  return new ObscuraError("INVALID_ARGUMENT", `${redactUri(url)} is a plain http(s) URL and cannot be written to; use file:///, s3:// or an Azure blob URL with a SAS signature`);
+}
+
+function contentLength(res: Dispatcher.ResponseData): number | undefined {
+  const v = Number(res.headers["content-length"]);
+  return Number.isFinite(v) && v >= 0 && res.headers["content-length"] !== undefined ? v : undefined;
+}
+
+function positiveNumber(raw: string | undefined, fallback: number): number {
+  const v = Number(raw);
+  return raw !== undefined && raw.trim() !== "" && Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return redactUri(url);
+  }
+}
