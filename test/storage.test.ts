@@ -21,6 +21,7 @@ import {
   uploadFile,
   writeBytes,
 } from "@/server/storage";
+import { s3Client } from "@/server/storage/s3";
 import { startAzurite, startS3rver } from "./helpers/storage-servers";
 
 let tmp: string;
@@ -120,6 +121,25 @@ async function roundTrip(prefix: string): Promise<void> {
   expect((await failure(downloadToFile(video, scratch("x.bin"), { signal: ac.signal }))).status).toBe("CANCELLED");
 }
 
+async function bigFile(): Promise<string> {
+  const src = scratch("big.bin");
+  await fsp.mkdir(path.dirname(src), { recursive: true });
+  await fsp.writeFile(src, randomBytes(20 * 1024 * 1024));
+  return src;
+}
+
+/** Aborting at the first progress report rejects with CANCELLED, for an upload and a download. */
+async function expectCancelledMidway(src: string, uploadUri: string, downloadUri: string): Promise<void> {
+  const up = new AbortController();
+  const upErr = await failure(uploadFile(src, uploadUri, { signal: up.signal, onProgress: () => up.abort() }));
+  expect(upErr.status).toBe("CANCELLED");
+  const down = new AbortController();
+  const dest = scratch("cancelled.bin");
+  const downErr = await failure(downloadToFile(downloadUri, dest, { signal: down.signal, onProgress: () => down.abort() }));
+  expect(downErr.status).toBe("CANCELLED");
+  expect(fs.existsSync(dest)).toBe(false);
+}
+
 // ---- file -------------------------------------------------------------------------------------
 
 describe("file storage", () => {
@@ -154,7 +174,7 @@ describe("http input", () => {
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
-      const url = req.url ?? "/";
+      const url = new URL(req.url ?? "/", "http://x").pathname;
       if (url === "/video.mp4") {
         res.writeHead(200, { "content-length": body.length });
         res.end(req.method === "HEAD" ? undefined : body);
@@ -198,9 +218,11 @@ describe("http input", () => {
   });
 
   it("maps statuses: 404 NOT_FOUND, 403 PERMISSION_DENIED, 500 UNAVAILABLE, redirect loops", async () => {
-    const e404 = await failure(downloadToFile(`${base}/missing.mp4?sig=s3cr3tvalue&sv=1`, scratch("a.mp4")));
+    const e404 = await failure(downloadToFile(`${base}/missing.mp4?token=s3cr3tvalue`, scratch("a.mp4")));
     expect(e404.status).toBe("NOT_FOUND");
     expect(e404.message).toContain("404");
+    expect(e404.message).toContain("token=REDACTED");
+    expect(e404.message).not.toContain("s3cr3tvalue");
     expect((await failure(downloadToFile(`${base}/forbidden`, scratch("b.mp4")))).status).toBe("PERMISSION_DENIED");
     const e500 = await failure(downloadToFile(`${base}/broken`, scratch("c.mp4")));
     expect([e500.status, e500.message]).toEqual(["UNAVAILABLE", expect.stringContaining("500")]);
@@ -301,21 +323,48 @@ describe("s3 storage (s3rver)", () => {
     await roundTrip(`s3://${s3.bucket}/run/`);
   });
 
-  it("uploads large files in parts and streams them back", async () => {
-    const src = scratch("big.bin");
-    await fsp.mkdir(path.dirname(src), { recursive: true });
-    await fsp.writeFile(src, randomBytes(20 * 1024 * 1024));
+  it("uploads large files in parts, streams them back, and cancels mid-transfer", async () => {
+    const src = await bigFile();
     const uri = `s3://${s3.bucket}/big/big.bin`;
     await uploadFile(src, uri);
     const dest = scratch("big-back.bin");
     await downloadToFile(uri, dest);
     expect((await fsp.readFile(dest)).equals(await fsp.readFile(src))).toBe(true);
+    await expectCancelledMidway(src, `s3://${s3.bucket}/big/cancelled.bin`, uri);
   });
 
   it("reports a missing bucket as NOT_FOUND", async () => {
     const err = await failure(readBytes("s3://no-such-bucket/x.json"));
     expect(err.status).toBe("NOT_FOUND");
     expect(err.message).toContain("no-such-bucket");
+  });
+});
+
+describe("s3 client configuration", () => {
+  it("takes endpoint and path style from the environment and defaults the region to us-east-1", async () => {
+    const restore = withEnv({
+      AWS_REGION: undefined,
+      AWS_PROFILE: undefined,
+      AWS_CONFIG_FILE: path.join(tmp, "no-aws-config"),
+      AWS_SHARED_CREDENTIALS_FILE: path.join(tmp, "no-aws-credentials"),
+      OBSCURA_S3_ENDPOINT: undefined,
+      AWS_ENDPOINT_URL_S3: "http://127.0.0.1:9",
+      OBSCURA_S3_FORCE_PATH_STYLE: undefined,
+    });
+    try {
+      resetS3Client();
+      expect(await s3Client().config.region()).toBe("us-east-1");
+      expect(s3Client().config.forcePathStyle).toBe(true);
+      expect((await s3Client().config.endpoint!()).port).toBe(9);
+      process.env.OBSCURA_S3_FORCE_PATH_STYLE = "false";
+      process.env.AWS_REGION = "eu-west-3";
+      resetS3Client();
+      expect(await s3Client().config.region()).toBe("eu-west-3");
+      expect(s3Client().config.forcePathStyle).toBe(false);
+    } finally {
+      restore();
+      resetS3Client();
+    }
   });
 });
 
@@ -332,6 +381,16 @@ describe("azure storage (azurite)", () => {
 
   it("round trips objects and prefixes with a container SAS", async () => {
     await roundTrip(await az.containerSasUrl("roundtrip"));
+  });
+
+  it("uploads large files, streams them back, and cancels mid-transfer", async () => {
+    const src = await bigFile();
+    const uri = await az.blobSasUrl("big", "big.bin");
+    await uploadFile(src, uri);
+    const dest = scratch("big-back.bin");
+    await downloadToFile(uri, dest);
+    expect((await fsp.readFile(dest)).equals(await fsp.readFile(src))).toBe(true);
+    await expectCancelledMidway(src, await az.blobSasUrl("big", "cancelled.bin"), uri);
   });
 
   it("reads and writes a single blob with a blob SAS", async () => {

@@ -17,6 +17,7 @@ describe("parseStorageUri", () => {
     expect(parseStorageUri("file:///data/my%20videos/caf%C3%A9.mp4")).toEqual({ kind: "file", path: "/data/my videos/café.mp4" });
     expect(parseStorageUri("file:///data/100%.mp4")).toEqual({ kind: "file", path: "/data/100%.mp4" });
     expect(parseStorageUri("file:///state/bucket/")).toEqual({ kind: "file", path: "/state/bucket/" });
+    expect(parseStorageUri("file:///a//b/./c/../d.mp4")).toEqual({ kind: "file", path: "/a/b/d.mp4" });
   });
 
   it("maps Windows drive paths WSL-style, reading OBSCURA_WINDOWS_DRIVE_ROOT at call time", () => {
@@ -110,6 +111,7 @@ describe("uriProblem", () => {
     expect(uriProblem("videos/v.mp4", "input")).toMatch(/relative paths are not accepted/);
     expect(uriProblem("./v.mp4", "output")).toMatch(/relative paths are not accepted/);
     expect(uriProblem("/data/v.mp4", "input")).toMatch(/file:\/\/\/<absolute path>/);
+    expect(uriProblem("C:\\videos\\v.mp4", "input")).toMatch(/file:\/\/\/C:\/<path>/);
     expect(uriProblem("file://relative/v.mp4", "input")).toMatch(/must be absolute/);
     expect(uriProblem("file:v.mp4", "input")).toMatch(/must be absolute/);
     expect(uriProblem("s3://bucket", "output")).toMatch(/s3:\/\/<bucket>\/<key>/);

@@ -30,12 +30,13 @@ export const fileBackend: Backend<FileLoc> = {
       throw fsError(e, loc.path);
     });
   },
-  async exists(loc) {
+  async exists(loc, opts) {
+    if (loc.path.endsWith("/")) return (await fileBackend.list(loc, opts)).length > 0; // like S3/Azure: "holds something"
     const st = await fsp.stat(loc.path).catch((e) => {
       if (isMissing(e)) return null;
       throw fsError(e, loc.path);
     });
-    return loc.path.endsWith("/") ? !!st?.isDirectory() : !!st?.isFile();
+    return !!st?.isFile();
   },
   async list(loc) {
     return walkFiles(loc.path).catch((e) => {

@@ -19,7 +19,7 @@ const MAX_REDIRECTS = 5;
 
 export const httpBackend: Backend<HttpLoc> = {
   async download(loc, destPath, opts) {
-    return fetchUrl(loc.url, "GET", opts, async (res, limits, signal) => {
+    return fetchUrl(loc.url, {}, opts, async (res, limits, signal) => {
       const total = contentLength(res);
       if (total !== undefined && total > limits.maxBytes) throw tooLarge(loc.url, limits.maxBytes);
       const bytes = await streamToFile(res.body, destPath, { ...opts, signal }, total, [sizeLimit(loc.url, limits.maxBytes)]);
@@ -27,7 +27,7 @@ export const httpBackend: Backend<HttpLoc> = {
     });
   },
   async read(loc, opts) {
-    return fetchUrl(loc.url, "GET", opts, async (res, limits) => {
+    return fetchUrl(loc.url, {}, opts, async (res, limits) => {
       const total = contentLength(res);
       if (total !== undefined && total > limits.maxBytes) throw tooLarge(loc.url, limits.maxBytes);
       const chunks: Buffer[] = [];
@@ -42,13 +42,15 @@ export const httpBackend: Backend<HttpLoc> = {
     });
   },
   async exists(loc, opts) {
-    const probe = (method: "HEAD" | "GET") =>
-      fetchUrl(loc.url, method, { ...opts, okStatuses: [404, 410, 405, 501] }, async (res) => {
-        await res.body.dump();
-        return res.statusCode;
-      }, method === "GET" ? { range: "bytes=0-0" } : {});
-    let status = await probe("HEAD");
-    if (status === 405 || status === 501) status = await probe("GET"); // servers that refuse HEAD
+    const okStatuses = [404, 410, 405, 501];
+    const statusOf = async (res: Dispatcher.ResponseData) => {
+      await res.body.dump();
+      return res.statusCode;
+    };
+    let status = await fetchUrl(loc.url, { method: "HEAD", okStatuses }, opts, statusOf);
+    if (status === 405 || status === 501) {
+      status = await fetchUrl(loc.url, { headers: { range: "bytes=0-0" }, okStatuses }, opts, statusOf); // servers that refuse HEAD
+    }
     return status >= 200 && status < 300;
   },
   async upload(_src, loc) {
@@ -73,17 +75,23 @@ interface Limits {
 function limitsFromEnv(): Limits {
   return {
     maxBytes: positiveNumber(process.env.OBSCURA_HTTP_MAX_BYTES, 21_474_836_480),
-    timeoutSeconds: positiveNumber(process.env.OBSCURA_HTTP_TIMEOUT_SECONDS, 3600),
+    timeoutSeconds: Math.min(positiveNumber(process.env.OBSCURA_HTTP_TIMEOUT_SECONDS, 3600), 2_147_483), // timer limit (~24.8 days)
   };
+}
+
+interface RequestShape {
+  method?: "GET" | "HEAD";
+  headers?: Record<string, string>;
+  /** Non-2xx statuses handed to `use` instead of failing. */
+  okStatuses?: number[];
 }
 
 /** One request with its own agent: sends, checks the status, hands the response to `use`, maps every failure. */
 async function fetchUrl<T>(
   url: string,
-  method: "GET" | "HEAD",
-  opts: TransferOptions & { okStatuses?: number[] },
+  { method = "GET", headers = {}, okStatuses = [] }: RequestShape,
+  opts: TransferOptions,
   use: (res: Dispatcher.ResponseData, limits: Limits, signal: AbortSignal) => Promise<T>,
-  headers: Record<string, string> = {},
 ): Promise<T> {
   const limits = limitsFromEnv();
   const deadline = AbortSignal.timeout(limits.timeoutSeconds * 1000);
@@ -99,7 +107,7 @@ async function fetchUrl<T>(
       headers: { "user-agent": "obscura-storage", ...headers },
       dispatcher: agent.compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTS })),
     });
-    if ((res.statusCode < 200 || res.statusCode >= 300) && !opts.okStatuses?.includes(res.statusCode)) {
+    if ((res.statusCode < 200 || res.statusCode >= 300) && !okStatuses.includes(res.statusCode)) {
       await res.body.dump().catch(() => {});
       throw statusError(url, res.statusCode);
     }

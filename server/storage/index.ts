@@ -17,15 +17,15 @@
  * PERMISSION_DENIED, UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INVALID_ARGUMENT, CANCELLED)
  * whose messages never contain secrets: URIs are passed through `redactUri`.
  *
- * Environment (read at call time): OBSCURA_HTTP_MAX_BYTES, OBSCURA_HTTP_TIMEOUT_SECONDS (http);
+ * Environment (read at call time): OBSCURA_WINDOWS_DRIVE_ROOT (file), OBSCURA_HTTP_MAX_BYTES,
+ * OBSCURA_HTTP_TIMEOUT_SECONDS (http);
  * OBSCURA_S3_ENDPOINT / AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, OBSCURA_S3_FORCE_PATH_STYLE and the standard
  * AWS credential chain (s3, read when the client is built; see `resetS3Client`).
  */
 import path from "node:path";
 import { ObscuraError, isObscuraError } from "@/lib/errors";
 import { isPrefixUri, joinUri, parseStorageUri, redactUri, secretValues, type StorageUri } from "./uri";
-import { cancelled, isAbortError, walkFiles } from "./file";
-import { fileBackend } from "./file";
+import { cancelled, fileBackend, isAbortError, walkFiles } from "./file";
 import { httpBackend } from "./http";
 import { s3Backend } from "./s3";
 import { azureBackend } from "./azure";

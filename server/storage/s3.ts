@@ -4,7 +4,7 @@
  * the profile, else us-east-1) plus:
  *   OBSCURA_S3_ENDPOINT (else AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL)   custom endpoint (MinIO, s3rver, …)
  *   OBSCURA_S3_FORCE_PATH_STYLE   true/false; default true when an endpoint is set
- * With a custom endpoint, checksums are only sent when required (many S3 clones reject the newer
+ * With a custom endpoint, checksums are only sent when required (older MinIO, Ceph, GCS interop … reject the SDK's newer
  * default trailers) unless AWS_REQUEST_CHECKSUM_CALCULATION / AWS_RESPONSE_CHECKSUM_VALIDATION say otherwise.
  * `resetS3Client()` drops the client so the next call reads the environment again.
  */
@@ -199,7 +199,8 @@ function s3Error(e: unknown, loc: S3Loc): ObscuraError {
     return new ObscuraError("FAILED_PRECONDITION", `no S3 credentials are configured for ${uri} (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or an AWS profile)`);
   }
   const detail = [name, err.code, err.message].filter(Boolean).join(": ");
-  return new ObscuraError("UNAVAILABLE", `S3 request for ${uri} failed${status ? ` with HTTP ${status}` : ""}: ${detail}`, { cause: e });
+  // no `cause`: SDK errors carry the raw response, including the signed Authorization header
+  return new ObscuraError("UNAVAILABLE", `S3 request for ${uri} failed${status ? ` with HTTP ${status}` : ""}: ${detail}`);
 }
 
 function parseBool(v: string | undefined): boolean | undefined {

@@ -8,8 +8,8 @@
  *   https://…?sv=…&sig=…        Azure blob (or container prefix) URL carrying a SAS signature
  *   http(s)://…                 any other URL: input only
  * A URI whose path part ends with "/" is a prefix (a "state bucket").
+ * No Node-only imports here, so API schemas can use it anywhere.
  */
-import path from "node:path";
 import { ObscuraError } from "@/lib/errors";
 
 export type StorageUri =
@@ -60,9 +60,8 @@ export function joinUri(prefixUri: string, relativeName: string): string {
   if (segments.some((s) => s === "" || s === "." || s === "..")) {
     throw new ObscuraError("INVALID_ARGUMENT", `invalid relative name "${relativeName}": no leading "/", empty, "." or ".." segments`);
   }
-  const kind = parseStorageUri(prefixUri).kind;
-  const rel = kind === "s3" ? relativeName : segments.map(encodeSegment).join("/") + (relativeName.endsWith("/") ? "/" : "");
-  if (kind === "s3") return prefixUri + rel;
+  if (parseStorageUri(prefixUri).kind === "s3") return prefixUri + relativeName;
+  const rel = segments.map(encodeSegment).join("/") + (relativeName.endsWith("/") ? "/" : "");
   const q = prefixUri.indexOf("?");
   return q < 0 ? prefixUri + rel : prefixUri.slice(0, q) + rel + prefixUri.slice(q);
 }
@@ -106,11 +105,10 @@ export function secretValues(uri: string): string[] {
 function tryParse(uri: string): StorageUri | string {
   if (typeof uri !== "string" || uri.trim() === "") return "the URI is empty";
   if (uri !== uri.trim()) return "the URI has leading or trailing whitespace";
+  if (/^[a-z]:[\\/]/i.test(uri)) return "a bare Windows path is not a URI; write it as file:///C:/<path>";
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase();
   if (!scheme) {
-    return /^([a-z]:)?[\\/]/i.test(uri)
-      ? "a bare path is not a URI; write it as file:///<absolute path>"
-      : "not a URI (relative paths are not accepted)";
+    return /^[\\/]/.test(uri) ? "a bare path is not a URI; write it as file:///<absolute path>" : "not a URI (relative paths are not accepted)";
   }
   switch (scheme) {
     case "file":
@@ -136,11 +134,11 @@ function parseFile(uri: string): StorageUri | string {
   const drive = /^\/([a-z]):(?:[\\/](.*))?$/i.exec(raw);
   if (drive) {
     const root = process.env.OBSCURA_WINDOWS_DRIVE_ROOT ?? "/mnt";
-    const inner = path.posix.normalize("/" + (drive[2] ?? "").replace(/\\/g, "/"));
-    return { kind: "file", path: path.posix.join(root, drive[1].toLowerCase(), inner) };
+    const inner = normalizePath("/" + (drive[2] ?? "").replace(/\\/g, "/")); // ".." cannot leave the drive
+    return { kind: "file", path: normalizePath(`${root}/${drive[1].toLowerCase()}${inner}`) };
   }
   if (/^\/[a-z]:/i.test(raw)) return "a Windows path must look like file:///C:/<path>";
-  return { kind: "file", path: path.posix.normalize(raw) };
+  return { kind: "file", path: normalizePath(raw) };
 }
 
 function parseS3(uri: string): StorageUri | string {
@@ -167,6 +165,16 @@ function parseHttp(uri: string): StorageUri | string {
     return { kind: "azure", url: uri };
   }
   return { kind: "http", url: uri };
+}
+
+/** POSIX normalisation of an absolute path: drops "", "." and resolves ".." segments; keeps a trailing "/". */
+function normalizePath(p: string): string {
+  const out: string[] = [];
+  for (const seg of p.split("/")) {
+    if (seg === "..") out.pop();
+    else if (seg !== "" && seg !== ".") out.push(seg);
+  }
+  return "/" + out.join("/") + (out.length > 0 && p.endsWith("/") ? "/" : "");
 }
 
 function pathPart(uri: string): string {

@@ -1,11 +1,10 @@
 /**
- * Real local storage servers for tests: s3rver (in process) and azurite-blob (child process).
+ * Real local storage servers for tests: s3rver and azurite-blob, each as a child process.
+ * Set S3RVER_DEBUG=1 to see s3rver's request log.
  * Each start function picks a free port and a fresh temp dir; `stop()` shuts the server down and removes the dir.
  */
 import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
 import fsp from "node:fs/promises";
-import type http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -32,20 +31,19 @@ export async function freePort(): Promise<number> {
 
 // ---- s3rver ------------------------------------------------------------------------------------
 
-interface S3rverInstance {
-  run(): Promise<net.AddressInfo>;
-  close(): Promise<void>;
-  httpServer?: http.Server;
-}
-type S3rverCtor = new (opts: Record<string, unknown>) => S3rverInstance;
-
+/**
+ * s3rver runs as a child process with --openssl-legacy-provider: it encrypts ListObjectsV2 continuation
+ * tokens with DES, which OpenSSL 3 refuses otherwise (every truncated listing would answer HTTP 500).
+ */
 export async function startS3rver(): Promise<{ endpoint: string; bucket: string; env: Record<string, string>; stop(): Promise<void> }> {
-  const S3rver = createRequire(import.meta.url)("s3rver") as S3rverCtor; // ships no types
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), "obscura-s3rver-"));
   const bucket = "obscura-test";
-  const server = new S3rver({ address: "127.0.0.1", port: await freePort(), silent: !process.env.S3RVER_DEBUG, directory: dir, configureBuckets: [{ name: bucket }] });
-  const { port } = await server.run();
+  const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
+  const bin = path.resolve(import.meta.dirname, "../../node_modules/s3rver/bin/s3rver.js");
+  const args = ["--openssl-legacy-provider", bin, "-d", dir, "-a", "127.0.0.1", "-p", String(port), "--configure-bucket", bucket];
+  if (!process.env.S3RVER_DEBUG) args.push("--silent");
+  const { stop } = await startChild("s3rver", process.execPath, args, `${endpoint}/${bucket}?list-type=2`, dir);
   return {
     endpoint,
     bucket,
@@ -56,11 +54,7 @@ export async function startS3rver(): Promise<{ endpoint: string; bucket: string;
       AWS_REGION: "us-east-1",
       OBSCURA_S3_FORCE_PATH_STYLE: "true",
     },
-    async stop() {
-      server.httpServer?.closeAllConnections(); // keep-alive sockets would hold close() open
-      await server.close().catch(() => {});
-      await fsp.rm(dir, { recursive: true, force: true });
-    },
+    stop,
   };
 }
 
@@ -78,30 +72,10 @@ export async function startAzurite(): Promise<{
 }> {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), "obscura-azurite-"));
   const port = await freePort();
+  const blobEndpoint = `http://127.0.0.1:${port}/${ACCOUNT}`;
   const bin = path.resolve(import.meta.dirname, "../../node_modules/.bin/azurite-blob");
   const args = ["--blobHost", "127.0.0.1", "--blobPort", String(port), "--location", dir, "--silent", "--skipApiVersionCheck", "--loose"];
-  const child = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const blobEndpoint = `http://127.0.0.1:${port}/${ACCOUNT}`;
-
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await fsp.rm(dir, { recursive: true, force: true });
-  };
-
-  try {
-    await waitUntilAnswering(`${blobEndpoint}?comp=list`, () => child.exitCode !== null || child.signalCode !== null, () => stderr);
-  } catch (e) {
-    await stop();
-    throw e;
-  }
+  const { stop } = await startChild("azurite-blob", bin, args, `${blobEndpoint}?comp=list`, dir);
 
   const credential = new StorageSharedKeyCredential(ACCOUNT, ACCOUNT_KEY);
   const created = new Set<string>();
@@ -135,16 +109,37 @@ export async function startAzurite(): Promise<{
   };
 }
 
-async function waitUntilAnswering(url: string, hasExited: () => boolean, stderr: () => string): Promise<void> {
+/** Spawns a server, waits until `probeUrl` gives any HTTP answer; `stop()` kills it and removes `dir`. */
+async function startChild(name: string, cmd: string, args: string[], probeUrl: string, dir: string): Promise<{ stop(): Promise<void> }> {
+  const child = spawn(cmd, args, { stdio: ["ignore", process.env.S3RVER_DEBUG ? "inherit" : "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const stop = async () => {
+    if (running()) {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await fsp.rm(dir, { recursive: true, force: true });
+  };
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (hasExited()) throw new Error(`azurite-blob exited before answering: ${stderr().trim()}`);
+    if (!running()) {
+      await stop();
+      throw new Error(`${name} exited before answering: ${stderr.trim()}`);
+    }
     try {
-      await fetch(url, { signal: AbortSignal.timeout(2000) });
-      return; // any HTTP answer (even 403) means it is up
+      await fetch(probeUrl, { signal: AbortSignal.timeout(2000) });
+      return { stop }; // any HTTP answer (even 403) means it is up
     } catch {
-      if (Date.now() > deadline) throw new Error(`azurite-blob did not answer at ${url} within 30 s: ${stderr().trim()}`);
-      await new Promise((r) => setTimeout(r, 150));
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`${name} did not answer at ${probeUrl} within 30 s: ${stderr.trim()}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
 }

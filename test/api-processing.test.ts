@@ -1,0 +1,329 @@
+/**
+ * Processing end to end over real HTTP, on both databases: the embedded PGlite and the PostgreSQL
+ * server at 127.0.0.1:5432. Local files in and out, state buckets, reload, STATE_DROP, cancel and
+ * remove, webhooks with a real receiver on loopback.
+ */
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { probe, imageInfo } from "@/server/media";
+import { makeTestImage, makeTestVideo } from "./helpers/fixtures";
+import { fileUri, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
+
+interface Hook {
+  at: number;
+  body: any;
+  headers: http.IncomingHttpHeaders;
+}
+
+function startReceiver(): Promise<{ url: string; hooks: Hook[]; close(): Promise<void> }> {
+  const hooks: Hook[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      hooks.push({ at: Date.now(), body: JSON.parse(Buffer.concat(chunks).toString("utf8")), headers: req.headers });
+      res.writeHead(204).end();
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const a = server.address() as { port: number };
+      resolve({ url: `http://127.0.0.1:${a.port}/hook`, hooks, close: () => new Promise((r) => server.close(() => r())) });
+    }),
+  );
+}
+
+const until = async (cond: () => boolean | Promise<boolean>, ms = 30_000) => {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+};
+
+const databases = [
+  { name: "embedded PGlite", pg: false },
+  { name: "PostgreSQL server", pg: true },
+];
+
+describe.each(databases)("processing on $name", ({ pg }) => {
+  let s: TestServer;
+  let dir: string;
+  let video: string;
+  let longVideo: string;
+  let photo: string;
+  let drop: (() => Promise<void>) | null = null;
+
+  beforeAll(async () => {
+    dir = tempDir("media");
+    video = path.join(dir, "clip.mp4");
+    longVideo = path.join(dir, "long.mp4");
+    photo = path.join(dir, "photo.jpg");
+    await makeTestVideo(video, { seconds: 2, width: 320, height: 240, audio: true });
+    await makeTestVideo(longVideo, { seconds: 40, width: 640, height: 480, audio: true });
+    await makeTestImage(photo, { width: 200, height: 100, format: "jpeg", orientation: 6 });
+    const env: Record<string, string> = {};
+    if (pg) {
+      const db = await tempPostgres();
+      env.DATABASE_URL = db.url;
+      drop = db.drop;
+    }
+    s = await startServer(env);
+  });
+  afterAll(async () => {
+    await s?.stop();
+    await drop?.();
+  });
+
+  it("processes a local video with FACE_DETECTION and MEDIA_RENDER into a playable MP4", async () => {
+    const out = path.join(dir, "out", "redacted.mp4");
+    const r = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(video),
+      features: ["FACE_DETECTION", "MEDIA_RENDER"],
+      outputUri: fileUri(out),
+      videoContext: { renderConfig: { exportHashes: ["md5"] }, prepareConfig: { hashTypes: ["sha256", "md5"] } },
+    });
+    expect(r.status).toBe(200);
+    const pending = await s.api("GET", `/api/v1/${r.body.name}`);
+    expect(pending.body.metadata["@type"]).toBe("obscura.cloud.v1.Progress");
+    const op = await s.waitDone(r.body.name);
+    expect(op.error).toBeUndefined();
+    expect(op).toMatchObject({
+      name: r.body.name,
+      done: true,
+      metadata: { progress: { inputUri: fileUri(video), progressPercent: 100 } },
+      response: { "@type": "obscura.cloud.v1.ProcessResponse", processResults: { outputUri: fileUri(out) } },
+    });
+    expect(Date.parse(op.metadata.progress.startTime)).toBeLessThanOrEqual(Date.parse(op.metadata.progress.updateTime));
+    const info = await probe(out);
+    expect(info.video.codec).toBe("h264");
+    expect(info.audio?.codec).toBe("aac");
+    expect(info.video.width).toBe(320);
+    expect(info.durationSeconds).toBeGreaterThan(1.8);
+    // only the rendered file is written for a file outputUri
+    expect(fs.readdirSync(path.dirname(out))).toEqual(["redacted.mp4"]);
+  });
+
+  it("accepts MEDIA_RENDERING, the older name", async () => {
+    const out = path.join(dir, "older.mp4");
+    const r = await s.api("POST", "/api/v1/videos:process", { inputUri: fileUri(video), features: ["MEDIA_RENDERING"], outputUri: fileUri(out) });
+    const op = await s.waitDone(r.body.name);
+    expect(op.response.processResults.outputUri).toBe(fileUri(out));
+    expect((await probe(out)).video.codec).toBe("h264");
+  });
+
+  it("fails clearly on a missing input and on a non-video", async () => {
+    const r = await s.api("POST", "/api/v1/videos:process", { inputUri: fileUri(path.join(dir, "nope.mp4")), features: ["MEDIA_RENDER"] });
+    const op = await s.waitDone(r.body.name);
+    expect(op.error.code).toBe(5);
+    expect(op.error.message).toMatch(/nope\.mp4/);
+    const txt = path.join(dir, "notes.txt");
+    fs.writeFileSync(txt, "hello");
+    const r2 = await s.api("POST", "/api/v1/videos:process", { inputUri: fileUri(txt), features: ["MEDIA_RENDER"] });
+    const op2 = await s.waitDone(r2.body.name);
+    expect(op2.error.code).toBe(3);
+    expect(op2.error.message).toMatch(/not a readable video/);
+  });
+
+  it("writes the whole state to a bucket, reloads it without the original, and drops internal state", async () => {
+    const bucket = path.join(dir, "state-bucket") + "/";
+    const copy = path.join(dir, "copy.mp4");
+    fs.copyFileSync(video, copy);
+    const r = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(copy),
+      features: ["MEDIA_PREPARE", "FACE_DETECTION", "MEDIA_RENDER"],
+      outputUri: fileUri(bucket) + "/",
+      projectId: "state-tests",
+      videoContext: { prepareConfig: { sessionId: "session-a" } },
+    });
+    const op = await s.waitDone(r.body.name);
+    expect(op.response.processResults.outputUri).toBe(fileUri(bucket) + "/");
+    const files = fs.readdirSync(bucket, { recursive: true }).map(String).sort();
+    expect(files).toEqual(expect.arrayContaining(["manifest.json", "detections.json", "hashes.json", "redacted.mp4", "source.mp4", "thumbnails/poster.jpg"]));
+    const manifest = JSON.parse(fs.readFileSync(path.join(bucket, "manifest.json"), "utf8"));
+    expect(manifest).toMatchObject({ schema: "obscura.session/v1", sessionId: "session-a", projectId: "state-tests" });
+    expect(manifest.hashes.original.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(manifest.media.video.fps).toBe(25);
+    // the internal state has the same files
+    const internal = path.join(s.dataDir, "sessions", "session-a");
+    expect(fs.existsSync(path.join(internal, "manifest.json"))).toBe(true);
+
+    // reload from the bucket with the original gone, re-render with another quality
+    fs.rmSync(copy);
+    const out2 = path.join(dir, "rerender.mp4");
+    const r2 = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(bucket) + "/",
+      features: ["MEDIA_RENDER"],
+      outputUri: fileUri(out2),
+      videoContext: { renderConfig: { videoQuality: 0.2 } },
+    });
+    const op2 = await s.waitDone(r2.body.name);
+    expect(op2.error).toBeUndefined();
+    expect((await probe(out2)).video.codec).toBe("h264");
+
+    // a different sessionId for the same state is refused: a session id never changes
+    const r3 = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(bucket) + "/",
+      features: ["MEDIA_RENDER"],
+      videoContext: { prepareConfig: { sessionId: "other-id" } },
+    });
+    const op3 = await s.waitDone(r3.body.name);
+    expect(op3.error.code).toBe(9);
+    expect(op3.error.message).toMatch(/cannot change/);
+
+    // STATE_DROP removes internal state only
+    const r4 = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(bucket) + "/",
+      features: ["STATE_DROP"],
+    });
+    const op4 = await s.waitDone(r4.body.name);
+    expect(op4.error).toBeUndefined();
+    expect(fs.existsSync(internal)).toBe(false);
+    expect(fs.existsSync(path.join(bucket, "manifest.json"))).toBe(true);
+    expect(fs.existsSync(out2)).toBe(true);
+  });
+
+  it("refuses to rebind a sessionId to another input", async () => {
+    const a = await s.api("POST", "/api/v1/videos:process", { inputUri: fileUri(video), features: ["MEDIA_PREPARE"], videoContext: { prepareConfig: { sessionId: "bound-1" } } });
+    await s.waitDone(a.body.name);
+    const b = await s.api("POST", "/api/v1/videos:process", { inputUri: fileUri(longVideo), features: ["MEDIA_PREPARE"], videoContext: { prepareConfig: { sessionId: "bound-1" } } });
+    expect(b.status).toBe(409);
+    expect(b.body.error.details[0].field).toBe("videoContext.prepareConfig.sessionId");
+  });
+
+  it("processes an image into a JPG, with image.jpg for a folder and exportMetadata", async () => {
+    const out = path.join(dir, "img-out") + "/";
+    const r = await s.api("POST", "/api/v1/images:process", {
+      inputUri: fileUri(photo),
+      features: ["FACE_DETECTION", "MEDIA_RENDERING"],
+      outputUri: fileUri(out) + "/",
+      imageContext: { renderConfig: { exportMetadata: true, imageQuality: 0.9 } },
+    });
+    expect(r.status).toBe(200);
+    const op = await s.waitDone(r.body.name);
+    expect(op.response.processResults.outputUri).toBe(fileUri(out) + "/image.jpg");
+    const info = await imageInfo(path.join(out, "image.jpg"));
+    expect([info.width, info.height, info.format]).toEqual([100, 200, "jpeg"]);
+    const meta = JSON.parse(fs.readFileSync(path.join(out, "image.json"), "utf8"));
+    expect(meta.image).toMatchObject({ width: 100, height: 200 });
+    expect(meta.detections).toEqual([]);
+    // overwrites an existing image.jpg
+    const r2 = await s.api("POST", "/api/v1/images:process", { inputUri: fileUri(photo), features: ["MEDIA_RENDER"], outputUri: fileUri(out) + "/" });
+    expect((await s.waitDone(r2.body.name)).error).toBeUndefined();
+  });
+
+  it("cancels a running operation, then removes it", async () => {
+    const r = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(longVideo),
+      features: ["MEDIA_RENDER"],
+      outputUri: fileUri(path.join(dir, "cancelled.mp4")),
+      videoContext: { renderConfig: { videoPreset: "VERYSLOW", videoQuality: 1 } },
+    });
+    await until(async () => (await s.api("GET", `/api/v1/${r.body.name}`)).body.metadata.progress.progressPercent > 45, 60_000);
+    const del = await s.api("DELETE", `/api/v1/${r.body.name}`);
+    expect([200, 202]).toContain(del.status);
+    const t0 = Date.now();
+    const op = await s.waitDone(r.body.name, 15_000);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(op.error.code).toBe(1);
+    expect(op.error.message).toMatch(/cancel/);
+    expect(fs.existsSync(path.join(dir, "cancelled.mp4"))).toBe(false);
+    const rm = await s.api("DELETE", `/api/v1/${r.body.name}`);
+    expect(rm.status).toBe(200);
+    expect(rm.body).toEqual({});
+    expect((await s.api("GET", `/api/v1/${r.body.name}`)).status).toBe(404);
+  });
+
+  it("sends START, PROGRESS and COMPLETION webhooks with the tag; dead receivers do not slow the job", async () => {
+    const rx = await startReceiver();
+    const dead = "http://127.0.0.1:1/never";
+    const slow = http.createServer(() => {
+      /* never answers */
+    });
+    await new Promise<void>((r) => slow.listen(0, "127.0.0.1", () => r()));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as { port: number }).port}/slow`;
+    try {
+      const tag = { caseId: "C-42", nested: { ok: true } };
+      const r = await s.api("POST", "/api/v1/videos:process", {
+        inputUri: fileUri(video),
+        features: ["MEDIA_RENDER"],
+        outputUri: fileUri(path.join(dir, "hooked.mp4")),
+        tag,
+        notifications: [
+          { method: "HTTP_POST", uri: rx.url, events: ["START", "PROGRESS", "COMPLETION"] },
+          { uri: dead, events: ["START", "PROGRESS", "COMPLETION"] },
+          { uri: slowUrl, events: ["START", "COMPLETION"] },
+        ],
+      });
+      const t0 = Date.now();
+      const op = await s.waitDone(r.body.name, 60_000);
+      expect(op.error).toBeUndefined();
+      expect(Date.now() - t0).toBeLessThan(30_000);
+      await until(() => rx.hooks.some((h) => h.body.event === "COMPLETION"), 20_000);
+      const events = rx.hooks.map((h) => h.body.event);
+      expect(events).toContain("START");
+      for (const h of rx.hooks) {
+        expect(h.body.tag).toEqual(tag);
+        expect(h.body.name).toBe(r.body.name);
+        expect(h.headers["x-obscura-event"]).toBe(h.body.event);
+        expect(h.body.operation.name).toBe(r.body.name);
+      }
+      const completion = rx.hooks.find((h) => h.body.event === "COMPLETION")!;
+      expect(completion.body.operation).toMatchObject({ done: true, response: { processResults: { outputUri: fileUri(path.join(dir, "hooked.mp4")) } } });
+      // only the events asked for
+      const r2 = await s.api("POST", "/api/v1/videos:process", {
+        inputUri: fileUri(video),
+        features: ["MEDIA_PREPARE"],
+        tag: { only: "completion" },
+        notifications: [{ uri: rx.url, events: ["COMPLETION"] }],
+      });
+      await s.waitDone(r2.body.name);
+      await until(() => rx.hooks.some((h) => h.body.tag?.only === "completion"), 20_000);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(rx.hooks.filter((h) => h.body.tag?.only === "completion").map((h) => h.body.event)).toEqual(["COMPLETION"]);
+    } finally {
+      await rx.close();
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+
+  it("reports progress while a long job runs", async () => {
+    const r = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(longVideo),
+      features: ["MEDIA_RENDER"],
+      outputUri: fileUri(path.join(dir, "progress.mp4")),
+      videoContext: { renderConfig: { videoPreset: "MEDIUM" } },
+    });
+    const seen = new Set<number>();
+    for (;;) {
+      const g = await s.api("GET", `/api/v1/${r.body.name}`);
+      seen.add(g.body.metadata.progress.progressPercent);
+      if (g.body.done) break;
+      await new Promise((res) => setTimeout(res, 250));
+    }
+    const values = [...seen].sort((a, b) => a - b);
+    expect(values.filter((v) => v > 0 && v < 100).length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("queued operations", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer({ OBSCURA_WORKERS: "0" });
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+  it("are cancelled at once when no worker has claimed them", async () => {
+    const r = await s.api("POST", "/api/v1/videos:process", { inputUri: "file:///tmp/x.mp4", features: ["MEDIA_RENDER"] });
+    const del = await s.api("DELETE", `/api/v1/${r.body.name}`);
+    expect(del.status).toBe(200);
+    expect(del.body).toMatchObject({ done: true, error: { code: 1 } });
+    const again = await s.api("DELETE", `/api/v1/${r.body.name}`);
+    expect(again.status).toBe(200);
+    expect((await s.api("GET", `/api/v1/${r.body.name}`)).status).toBe(404);
+  });
+});
