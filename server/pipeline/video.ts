@@ -19,7 +19,7 @@ import { FILES, MANIFEST_SCHEMA, readManifest, writeJson, type DetectionsFile, t
 import { log } from "../log";
 
 export function internalStateUri(sessionId: string): string {
-  return joinUri(config().stateUri, `${encodeURIComponent(sessionId)}/`);
+  return joinUri(config().stateUri, `${sessionId}/`);
 }
 
 function sourceName(inputUri: string): string {
