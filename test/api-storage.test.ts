@@ -149,6 +149,13 @@ describe("storage schemes through the API", () => {
     // a file outputUri writes only that file
     expect(await listPrefix(s3uri("out/"))).toEqual(["redacted.mp4"]);
 
+    // keys are literal: spaces and a stray "%" are part of the name
+    const odd = s3uri("in/100% take one.mp4");
+    await uploadFile(video, odd);
+    const oddOp = await run("videos", { inputUri: odd, features: ["MEDIA_RENDER"], outputUri: s3uri("out-odd/50% done.mp4") });
+    expect(oddOp.response.processResults.outputUri).toBe(s3uri("out-odd/50% done.mp4"));
+    expect(await listPrefix(s3uri("out-odd/"))).toEqual(["50% done.mp4"]);
+
     const imgIn = s3uri("img-in/photo.jpg");
     await uploadFile(photo, imgIn);
     const iop = await run("images", { inputUri: imgIn, features: ["FACE_DETECTION", "MEDIA_RENDER"], outputUri: s3uri("img/") });
@@ -237,6 +244,15 @@ describe("storage schemes through the API", () => {
     expect((await probeRemote(blobUri("redacted.mp4"), "azure-state-redacted.mp4")).video.codec).toBe("h264");
     const manifest = JSON.parse((await readBytes(blobUri("manifest.json"))).toString("utf8"));
     expect(manifest.inputUri).toMatch(/sig=REDACTED/);
+
+    // the container-SAS bucket is read back as an input (listing + per-blob reads with the same SAS)
+    const again = await az.blobSasUrl("media", "out/again.mp4");
+    sigs.push(...sigValues(again));
+    const r4 = await s.api("POST", "/api/v1/videos:process", { inputUri: bucket, features: ["MEDIA_RENDER"], outputUri: again });
+    const op4 = await s.waitDone(r4.body.name, 60_000);
+    expect(op4.error).toBeUndefined();
+    await get(r4.body.name);
+    expect((await probeRemote(again, "azure-again.mp4")).video.codec).toBe("h264");
 
     // a failing Azure read names the blob without its signature either
     const missing = await az.blobSasUrl("media", "in/missing.mp4");

@@ -24,7 +24,14 @@ export function internalStateUri(sessionId: string): string {
 
 function sourceName(inputUri: string): string {
   const pathPart = inputUri.split("?")[0]!;
-  const ext = path.extname(decodeURIComponent(pathPart.split("/").pop() ?? "")).toLowerCase();
+  const last = pathPart.split("/").pop() ?? "";
+  let name = last;
+  try {
+    name = decodeURIComponent(last);
+  } catch {
+    /* a stray "%" (literal in s3 keys, kept by file URIs: "100%.mp4") stays as written */
+  }
+  const ext = path.extname(name).toLowerCase();
   return `source${/^\.[a-z0-9]{1,5}$/.test(ext) ? ext : ".bin"}`;
 }
 
