@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { isPrefixUri, joinUri, parseStorageUri, redactUri, uriProblem } from "@/server/storage/uri";
+import { isPrefixUri, joinUri, parseStorageUri, redactUri, uriProblem } from "@/lib/storage-uri";
 
 const SAS = "sv=2025-11-05&se=2030-01-01T00%3A00%3A00Z&sr=c&sp=racwdl&sig=c2VjcmV0U2lnbmF0dXJl%2Bx%3D";
 const AZ = `https://acct.blob.core.windows.net/container/dir/video.mp4?${SAS}`;

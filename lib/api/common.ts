@@ -3,7 +3,7 @@
  * project ids, hashes. Rules and wording follow spec/redaction-api.md.
  */
 import { z } from "zod";
-import { uriProblem } from "@/server/storage/uri";
+import { uriProblem } from "@/lib/storage-uri";
 import { named } from "./registry";
 
 export const DETECTION_FEATURES = [

@@ -45,6 +45,9 @@ export async function ensureQueues(boss: PgBoss): Promise<void> {
     retryBackoff: true,
     retryDelayMax: 300,
     expireInSeconds: Math.max(30, c.webhookTimeoutSeconds * 3),
+    // delivery jobs carry receiver URLs, which may hold tokens: keep them no longer than needed
+    deleteAfterSeconds: 3600,
+    retentionSeconds: 86400,
   });
   ensured.add(boss);
 }

@@ -2,9 +2,9 @@
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { ObscuraError } from "@/lib/errors";
+import { HASH_TYPES, type HashType } from "@/lib/api/common";
 
-export const HASH_TYPES = ["md5", "sha1", "sha256", "sha512"] as const;
-export type HashType = (typeof HASH_TYPES)[number];
+export { HASH_TYPES, type HashType };
 
 /** Returns `{ [type]: lowercase hex }` for each requested type (duplicates collapse). */
 export async function hashFile(file: string, types: HashType[], opts: { signal?: AbortSignal } = {}): Promise<Record<string, string>> {

@@ -12,10 +12,11 @@
  * arguments are assembled, with the video filter chain in `videoFilters`.
  */
 import { ObscuraError } from "@/lib/errors";
+import { VIDEO_PRESETS } from "@/lib/api/video";
 import { runFfmpeg } from "./ffmpeg";
 import type { MediaInfo } from "./probe";
 
-export const VIDEO_PRESETS = ["ULTRAFAST", "SUPERFAST", "VERYFAST", "FASTER", "FAST", "MEDIUM", "SLOW", "SLOWER", "VERYSLOW"] as const;
+export { VIDEO_PRESETS };
 export type VideoPreset = (typeof VIDEO_PRESETS)[number];
 
 /** videoQuality 0..1 (clamped) -> libx264 CRF 40..14. */

@@ -9,7 +9,7 @@ import { runtime } from "../db/client";
 import { operations, sessions } from "../db/schema";
 import { config } from "../config";
 import { enqueueProcess } from "../jobs/queues";
-import { isPrefixUri, joinUri } from "../storage/uri";
+import { isPrefixUri, joinUri, redactUri } from "@/lib/storage-uri";
 import { operationName } from "./present";
 import { finishFailed } from "./store";
 import { log } from "../log";
@@ -38,7 +38,7 @@ export async function createVideoOperation(body: unknown): Promise<{ name: strin
   if (givenSession && !fromStateBucket) {
     const existing = await rt.db.select().from(sessions).where(eq(sessions.id, givenSession)).limit(1);
     const s = existing[0];
-    if (s && s.inputUri !== req.inputUri && !s.droppedAt) {
+    if (s && s.inputUri !== redactUri(req.inputUri) && !s.droppedAt) {
       throw new ObscuraError("ALREADY_EXISTS", `sessionId ${JSON.stringify(givenSession)} already belongs to another input; a session's input cannot change`, {
         details: [{ field: "videoContext.prepareConfig.sessionId", problem: "already used by a session with a different inputUri" }],
       });

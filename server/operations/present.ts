@@ -1,7 +1,7 @@
 /** Turns an operation row into the public Operation object of the spec. */
 import { PROCESS_RESPONSE_TYPE, PROGRESS_TYPE, formatOperationName, type Operation } from "@/lib/api/operation";
 import { config } from "../config";
-import { redactUri } from "../storage/uri";
+import { redactUri } from "@/lib/storage-uri";
 import type { OperationRow } from "../db/schema";
 
 export function operationName(row: Pick<OperationRow, "projectId" | "id">): string {

@@ -5,6 +5,26 @@ import { parseOperationName } from "@/lib/api/operation";
 import { operations, type OperationRow } from "../db/schema";
 import type { Db } from "../db/client";
 import { config } from "../config";
+import { redactUri } from "@/lib/storage-uri";
+
+/** A finished operation keeps no secrets: SAS signatures and tokens in its URIs are replaced. */
+function scrubbedRequest(request: unknown): unknown {
+  const r = structuredClone(request) as { inputUri?: string; outputUri?: string | null; notifications?: { uri: string }[] };
+  if (r.inputUri) r.inputUri = redactUri(r.inputUri);
+  if (r.outputUri) r.outputUri = redactUri(r.outputUri);
+  for (const n of r.notifications ?? []) n.uri = redactUri(n.uri);
+  return r;
+}
+
+async function scrubSecrets(db: Db, row: OperationRow | undefined): Promise<OperationRow | null> {
+  if (!row) return null;
+  const [scrubbed] = await db
+    .update(operations)
+    .set({ request: scrubbedRequest(row.request), inputUri: redactUri(row.inputUri), outputUri: row.outputUri ? redactUri(row.outputUri) : null })
+    .where(eq(operations.id, row.id))
+    .returning();
+  return scrubbed ?? row;
+}
 
 export async function findOperation(db: Db, id: string): Promise<OperationRow | null> {
   const rows = await db.select().from(operations).where(eq(operations.id, id)).limit(1);
@@ -34,7 +54,7 @@ export async function finishSucceeded(db: Db, id: string, outputUri: string): Pr
     .set({ status: "succeeded", done: true, progressPercent: 100, stage: "done", updateTime: new Date(), response: { outputUri }, error: null })
     .where(and(eq(operations.id, id), eq(operations.done, false)))
     .returning();
-  return rows[0] ?? null;
+  return scrubSecrets(db, rows[0]);
 }
 
 export async function finishFailed(db: Db, id: string, status: ErrorStatus, message: string): Promise<OperationRow | null> {
@@ -43,7 +63,7 @@ export async function finishFailed(db: Db, id: string, status: ErrorStatus, mess
     .set({ status: "failed", done: true, stage: "failed", updateTime: new Date(), error: { code: ErrorCode[status], status, message } })
     .where(and(eq(operations.id, id), eq(operations.done, false)))
     .returning();
-  return rows[0] ?? null;
+  return scrubSecrets(db, rows[0]);
 }
 
 export async function isCancelRequested(db: Db, id: string): Promise<boolean> {

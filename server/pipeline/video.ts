@@ -168,7 +168,7 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
   }
   progress.update(0.8);
 
-  const inputUri = manifest?.inputUri ?? spec.inputUri;
+  const inputUri = manifest?.inputUri ?? redactUri(spec.inputUri); // sessions keep no secrets
   await ctx.db
     .insert(sessions)
     .values({ id: sessionId, projectId: spec.projectId, inputUri, stateUri: drop ? null : internal, media, hashes: next.hashes, lastOperationId: ctx.operation.id })
@@ -191,7 +191,7 @@ async function dropOnly(ctx: PipelineContext, spec: VideoJobSpec): Promise<strin
     sessionId = (await readManifest(dir)).sessionId;
   }
   if (!sessionId) {
-    const rows = await ctx.db.select().from(sessions).where(eq(sessions.inputUri, spec.inputUri)).limit(1);
+    const rows = await ctx.db.select().from(sessions).where(eq(sessions.inputUri, redactUri(spec.inputUri))).limit(1);
     sessionId = rows[0]?.id ?? "";
   }
   if (!sessionId) throw new ObscuraError("NOT_FOUND", "no session found for this inputUri; give videoContext.prepareConfig.sessionId");

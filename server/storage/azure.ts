@@ -7,7 +7,7 @@
 import fsp from "node:fs/promises";
 import { AnonymousCredential, BlobClient, BlockBlobClient, ContainerClient, type StoragePipelineOptions } from "@azure/storage-blob";
 import { ObscuraError, isObscuraError } from "@/lib/errors";
-import { redactUri } from "./uri";
+import { redactUri } from "@/lib/storage-uri";
 import { cancelled, fsError, isAbortError, streamToFile } from "./file";
 import type { Backend } from "./index";
 

@@ -8,7 +8,7 @@
 import { Transform } from "node:stream";
 import { Agent, interceptors, request, type Dispatcher } from "undici";
 import { ObscuraError, isObscuraError } from "@/lib/errors";
-import { redactUri } from "./uri";
+import { redactUri } from "@/lib/storage-uri";
 import { cancelled, isAbortError, streamToFile } from "./file";
 import type { Backend, TransferOptions } from "./index";
 

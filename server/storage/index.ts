@@ -1,7 +1,7 @@
 /**
  * Storage module: reads inputs from and writes outputs to storage URIs.
  *
- * URIs (pure helpers, re-exported from ./uri): `parseStorageUri`, `uriProblem` (for zod refinements),
+ * URIs (pure helpers, re-exported from lib/storage-uri): `parseStorageUri`, `uriProblem` (for zod refinements),
  * `isPrefixUri`, `joinUri`, `redactUri`. Forms: file:///<path>, file:///C:/<path> (mapped under
  * OBSCURA_WINDOWS_DRIVE_ROOT, default /mnt), s3://<bucket>/<key>, Azure blob URLs with a SAS signature,
  * and plain http(s) URLs (input only).
@@ -24,13 +24,13 @@
  */
 import path from "node:path";
 import { ObscuraError, isObscuraError } from "@/lib/errors";
-import { isPrefixUri, joinUri, parseStorageUri, redactUri, secretValues, type StorageUri } from "./uri";
+import { isPrefixUri, joinUri, parseStorageUri, redactUri, secretValues, type StorageUri } from "@/lib/storage-uri";
 import { cancelled, fileBackend, isAbortError, walkFiles } from "./file";
 import { httpBackend } from "./http";
 import { s3Backend } from "./s3";
 import { azureBackend } from "./azure";
 
-export { parseStorageUri, uriProblem, isPrefixUri, joinUri, redactUri, type StorageUri, type StorageKind } from "./uri";
+export { parseStorageUri, uriProblem, isPrefixUri, joinUri, redactUri, type StorageUri, type StorageKind } from "@/lib/storage-uri";
 export { resetS3Client } from "./s3";
 
 export interface TransferOptions {
