@@ -9,6 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { makeTestVideo } from "../test/helpers/fixtures";
+import { barChart } from "./svg";
 import { fileUri, startServer, startWorker, tempDir, tempPostgres, TOKEN } from "../test/helpers/server";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 12);
@@ -86,5 +87,12 @@ const result = {
 };
 fs.mkdirSync(path.join("bench", "results"), { recursive: true });
 fs.writeFileSync(path.join("bench", "results", "queue.json"), JSON.stringify(result, null, 2) + "\n");
+fs.writeFileSync(
+  path.join("bench", "results", "queue.svg"),
+  barChart(`Render jobs through one PostgreSQL queue (${JOBS} jobs, ${os.cpus().length} cores)`, "jobs/min", [
+    { label: "1 worker process", value: one.jobsPerMinute },
+    { label: "2 worker processes", value: two.jobsPerMinute, note: `${result.twoWorkerSpeedup}x` },
+  ]),
+);
 console.log(JSON.stringify(result, null, 2));
 fs.rmSync(dir, { recursive: true, force: true });

@@ -13,7 +13,8 @@ const { config } = await import("../server/config");
 const { runtime, closeRuntime } = await import("../server/db/client");
 const { startWorkers } = await import("../server/jobs/worker");
 const { ensureApiToken, apiTokenFile } = await import("../server/auth/bearer");
-const { log } = await import("../server/log");
+const { log, logUnhandled } = await import("../server/log");
+logUnhandled();
 
 const c = config();
 buildIfNeeded(c.appDir);

@@ -7,7 +7,8 @@ export {};
 const { config } = await import("../server/config");
 const { closeRuntime } = await import("../server/db/client");
 const { startWorkers } = await import("../server/jobs/worker");
-const { log } = await import("../server/log");
+const { log, logUnhandled } = await import("../server/log");
+logUnhandled();
 
 const c = config();
 if (!c.databaseUrl) {

@@ -17,3 +17,9 @@ export const log = {
   warn: (msg: string, fields?: Fields) => write("warn", msg, fields),
   error: (msg: string, fields?: Fields) => write("error", msg, fields),
 };
+
+/** Keeps a long-running process alive and visible when a promise rejection escapes a handler. */
+export function logUnhandled(): void {
+  process.on("unhandledRejection", (reason) => write("error", "unhandled rejection", { error: reason instanceof Error ? reason.message : String(reason) }));
+  process.on("uncaughtException", (e) => write("error", "uncaught exception", { error: e.message }));
+}

@@ -290,12 +290,34 @@ describe.each(databases)("processing on $name", ({ pg }) => {
     }
   });
 
-  it("reports progress while a long job runs", async () => {
+  it("reports progress while a long job runs, by GET and by PROGRESS webhooks retried after failures", async () => {
+    // a receiver that refuses its first two deliveries: they must be retried, keeping their deliveryId
+    let refused = 0;
+    const refusedIds: string[] = [];
+    const got: any[] = [];
+    const flaky = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        if (refused < 2) {
+          refused++;
+          refusedIds.push(body.deliveryId);
+          res.writeHead(500).end();
+          return;
+        }
+        got.push(body);
+        res.writeHead(200).end("ok");
+      });
+    });
+    await new Promise<void>((r) => flaky.listen(0, "127.0.0.1", () => r()));
+    const flakyUrl = `http://127.0.0.1:${(flaky.address() as { port: number }).port}/`;
     const r = await s.api("POST", "/api/v1/videos:process", {
       inputUri: fileUri(longVideo),
       features: ["MEDIA_RENDER"],
       outputUri: fileUri(path.join(dir, "progress.mp4")),
       videoContext: { renderConfig: { videoPreset: "MEDIUM" } },
+      notifications: [{ uri: flakyUrl, events: ["START", "PROGRESS", "COMPLETION"] }],
     });
     const seen = new Set<number>();
     for (;;) {
@@ -306,6 +328,18 @@ describe.each(databases)("processing on $name", ({ pg }) => {
     }
     const values = [...seen].sort((a, b) => a - b);
     expect(values.filter((v) => v > 0 && v < 100).length).toBeGreaterThanOrEqual(3);
+    try {
+      await until(() => got.some((b) => b.event === "COMPLETION") && refusedIds.every((id) => got.some((b) => b.deliveryId === id)), 30_000);
+      const progressHooks = got.filter((b) => b.event === "PROGRESS");
+      expect(progressHooks.length).toBeGreaterThanOrEqual(2);
+      const pct = progressHooks.map((b) => b.operation.metadata.progress.progressPercent);
+      expect(pct.some((p) => p > 0 && p < 100)).toBe(true);
+      // throttled: no two PROGRESS events of this operation closer than the configured 1 s
+      const times = progressHooks.map((b) => Date.parse(b.eventTime)).sort((a, b) => a - b);
+      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(900);
+    } finally {
+      flaky.close();
+    }
   });
 });
 
