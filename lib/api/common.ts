@@ -72,7 +72,7 @@ export const inputUriSchema = z
   })
   .meta({
     description:
-      "http(s) URL, file:///<path>, Windows file:///C:/<path>, s3://<bucket>/<key>, or an Azure blob URL with a SAS query. A trailing slash names a state bucket (video only).",
+      "An http(s) URL, `file:///<path>`, Windows `file:///C:/<path>`, `s3://<bucket>/<key>`, or an Azure blob URL with a SAS query. A trailing slash names a state bucket (video only).",
   });
 
 export const outputUriSchema = z
@@ -85,7 +85,7 @@ export const outputUriSchema = z
   })
   .meta({
     description:
-      "file:///<path>, Windows file:///C:/<path>, s3://<bucket>/<key>, or an Azure blob URL with a SAS query. With a trailing slash: a state bucket; without: the output file name.",
+      "`file:///<path>`, Windows `file:///C:/<path>`, `s3://<bucket>/<key>`, or an Azure blob URL with a SAS query. With a trailing slash: a state bucket; without: the output file name.",
   });
 
 export const NOTIFICATION_EVENTS = ["START", "PROGRESS", "COMPLETION"] as const;
