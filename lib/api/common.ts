@@ -62,31 +62,28 @@ export const projectIdSchema = named(
 
 const MAX_URI_LENGTH = 8192;
 
-export const inputUriSchema = z
-  .string({ error: "inputUri must be a string URI" })
-  .min(1, { error: "inputUri is required" })
-  .max(MAX_URI_LENGTH, { error: `inputUri must be at most ${MAX_URI_LENGTH} characters` })
-  .superRefine((v, ctx) => {
-    const p = uriProblem(v, "input");
-    if (p) ctx.addIssue({ code: "custom", message: p });
-  })
-  .meta({
-    description:
-      "An http(s) URL, `file:///<path>`, Windows `file:///C:/<path>`, `s3://<bucket>/<key>`, or an Azure blob URL with a SAS query. A trailing slash names a state bucket (video only).",
-  });
+const storageUriSchema = (field: "inputUri" | "outputUri", use: "input" | "output", description: string) =>
+  z
+    .string({ error: `${field} must be a string URI` })
+    .min(1, { error: `${field} must not be empty` })
+    .max(MAX_URI_LENGTH, { error: `${field} must be at most ${MAX_URI_LENGTH} characters` })
+    .superRefine((v, ctx) => {
+      const p = uriProblem(v, use);
+      if (p) ctx.addIssue({ code: "custom", message: p });
+    })
+    .meta({ description });
 
-export const outputUriSchema = z
-  .string({ error: "outputUri must be a string URI" })
-  .min(1, { error: "outputUri must not be empty" })
-  .max(MAX_URI_LENGTH, { error: `outputUri must be at most ${MAX_URI_LENGTH} characters` })
-  .superRefine((v, ctx) => {
-    const p = uriProblem(v, "output");
-    if (p) ctx.addIssue({ code: "custom", message: p });
-  })
-  .meta({
-    description:
-      "`file:///<path>`, Windows `file:///C:/<path>`, `s3://<bucket>/<key>`, or an Azure blob URL with a SAS query. With a trailing slash: a state bucket; without: the output file name.",
-  });
+export const inputUriSchema = storageUriSchema(
+  "inputUri",
+  "input",
+  "An http(s) URL, `file:///<path>`, Windows `file:///C:/<path>`, `s3://<bucket>/<key>`, or an Azure blob URL with a SAS query. A trailing slash names a state bucket (video only).",
+);
+
+export const outputUriSchema = storageUriSchema(
+  "outputUri",
+  "output",
+  "`file:///<path>`, Windows `file:///C:/<path>`, `s3://<bucket>/<key>`, or an Azure blob URL with a SAS query. With a trailing slash: a state bucket; without: the output file name.",
+);
 
 export const NOTIFICATION_EVENTS = ["START", "PROGRESS", "COMPLETION"] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
@@ -117,6 +114,17 @@ export const notificationsSchema = z
 export const tagSchema = z
   .record(z.string(), z.unknown(), { error: "tag must be a JSON object" })
   .meta({ description: "Caller-defined object returned in every notification." });
+
+export interface NotificationSpec {
+  method: "HTTP_POST";
+  uri: string;
+  events: NotificationEvent[];
+}
+
+/** Notifications with the default method filled in and repeated events removed. */
+export function notificationSpecs(list: readonly { uri: string; events: NotificationEvent[] }[] | undefined): NotificationSpec[] {
+  return (list ?? []).map((n) => ({ method: "HTTP_POST" as const, uri: n.uri, events: [...new Set(n.events)] }));
+}
 
 /** Every requested feature, aliases resolved, without duplicates, in request order. */
 export function normaliseFeatures<T extends string>(features: readonly T[]): Feature[] {

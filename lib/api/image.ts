@@ -5,6 +5,8 @@ import {
   IMAGE_FEATURES,
   inputUriSchema,
   normaliseFeatures,
+  notificationSpecs,
+  type NotificationSpec,
   notificationsSchema,
   outputUriSchema,
   projectIdSchema,
@@ -61,7 +63,7 @@ export interface ImageJobSpec {
   features: Feature[];
   projectId: string;
   tag: Record<string, unknown> | null;
-  notifications: { method: "HTTP_POST"; uri: string; events: string[] }[];
+  notifications: NotificationSpec[];
   render: { exportMetadata: boolean; imageQuality: number };
 }
 
@@ -74,7 +76,7 @@ export function imageJobSpec(req: ImageProcessRequest, ids: { projectId: string;
     features: normaliseFeatures(req.features),
     projectId: ids.projectId,
     tag: req.tag ?? null,
-    notifications: (req.notifications ?? []).map((n) => ({ method: "HTTP_POST" as const, uri: n.uri, events: [...new Set(n.events)] })),
+    notifications: notificationSpecs(req.notifications),
     render: { exportMetadata: r.exportMetadata ?? false, imageQuality: r.imageQuality ?? 0.65 },
   };
 }

@@ -6,6 +6,8 @@ import {
   hashTypeList,
   inputUriSchema,
   normaliseFeatures,
+  notificationSpecs,
+  type NotificationSpec,
   notificationsSchema,
   outputUriSchema,
   projectIdSchema,
@@ -153,7 +155,7 @@ export interface VideoJobSpec {
   projectId: string;
   sessionId: string;
   tag: Record<string, unknown> | null;
-  notifications: { method: "HTTP_POST"; uri: string; events: string[] }[];
+  notifications: NotificationSpec[];
   acl: string[];
   prepare: { ignoreCertificateErrors: boolean; hashTypes: HashType[]; sessionIdGiven: boolean };
   process: {
@@ -198,7 +200,7 @@ export function videoJobSpec(req: VideoProcessRequest, ids: { projectId: string;
     projectId: ids.projectId,
     sessionId: ids.sessionId,
     tag: req.tag ?? null,
-    notifications: (req.notifications ?? []).map((n) => ({ method: "HTTP_POST" as const, uri: n.uri, events: unique(n.events) })),
+    notifications: notificationSpecs(req.notifications),
     acl: unique(req.acl ?? []),
     prepare: {
       ignoreCertificateErrors: prep.ignoreCertificateErrors ?? false,
