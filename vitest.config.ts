@@ -5,7 +5,6 @@ export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 300_000,
     // Integration suites start real servers and share the machine's two cores.

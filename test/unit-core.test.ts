@@ -108,6 +108,8 @@ describe("image metadata file name", () => {
     expect(metadataUriFor("file:///out/image.jpg")).toBe("file:///out/image.json");
     expect(metadataUriFor("s3://b/x/photo.JPEG")).toBe("s3://b/x/photo.json");
     expect(metadataUriFor("file:///out/render")).toBe("file:///out/render.json");
+    expect(metadataUriFor("file:///out/v1.2/shot.png")).toBe("file:///out/v1.2/shot.json");
+    expect(metadataUriFor("file:///out/.hidden")).toBe("file:///out/.hidden.json");
     expect(metadataUriFor("https://a.blob.core.windows.net/c/i.jpg?sv=1&sig=2")).toBe("https://a.blob.core.windows.net/c/i.json?sv=1&sig=2");
   });
 });

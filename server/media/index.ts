@@ -29,3 +29,4 @@ export {
   type TranscodeOptions,
 } from "./transcode";
 export { imageInfo, renderImageJpeg, imageQualityToJpeg, type ImageInfo } from "./image";
+export { decodeFrames, frameSize, type DecodedFrame, type FrameOptions } from "./frames";

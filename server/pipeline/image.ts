@@ -11,13 +11,15 @@ import { hashFile, imageInfo, renderImageJpeg } from "../media";
 import { downloadToFile, redactUri, uploadFile, writeBytes } from "../storage";
 import type { PipelineContext } from "./context";
 
-/** `.../photo.jpg` -> `.../photo.json`; other names get `.json` appended. Keeps a SAS query. */
+/** The output's name with `.json` in place of its extension (`.../image.jpg` -> `.../image.json`), keeping a SAS query. */
 export function metadataUriFor(outputUri: string): string {
   const q = outputUri.indexOf("?");
   const base = q < 0 ? outputUri : outputUri.slice(0, q);
   const query = q < 0 ? "" : outputUri.slice(q);
-  const name = /\.(jpe?g)$/i.test(base) ? base.replace(/\.(jpe?g)$/i, ".json") : base + ".json";
-  return name + query;
+  const slash = base.lastIndexOf("/");
+  const dot = base.lastIndexOf(".");
+  const stem = dot > slash + 1 ? base.slice(0, dot) : base;
+  return stem + ".json" + query;
 }
 
 export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec): Promise<string> {

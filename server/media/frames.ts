@@ -1,0 +1,79 @@
+/**
+ * Decoded video frames as packed RGB, streamed from ffmpeg's stdout (rawvideo rgb24), upright
+ * (ffmpeg applies the rotation), optionally scaled so the longer side is at most `maxSide`, and
+ * optionally only every `stride`-th frame (selected by ffmpeg, so skipped frames cost decoding
+ * only). Frame indices are those of the source (0-based, in presentation order, vsync passthrough).
+ */
+import { spawn } from "node:child_process";
+import { ObscuraError } from "@/lib/errors";
+import { ffmpegPath } from "./binaries";
+import type { MediaInfo } from "./probe";
+import type { RgbImage } from "../vision/types";
+
+export interface FrameOptions {
+  /** Decode only frames whose index is a multiple of `stride` (default 1: every frame). */
+  stride?: number;
+  /** Scale down so that max(width, height) <= maxSide (never up). */
+  maxSide?: number;
+  signal?: AbortSignal;
+}
+
+export interface DecodedFrame {
+  index: number;
+  image: RgbImage;
+  /** Scale from frame pixels to display pixels of the source (1 when not scaled). */
+  scale: number;
+}
+
+/** Output size for a display size and a max side, even numbers (yuv/rgb friendliness). */
+export function frameSize(info: MediaInfo, maxSide?: number): { width: number; height: number; scale: number } {
+  const w = info.video.displayWidth;
+  const h = info.video.displayHeight;
+  const s = maxSide && Math.max(w, h) > maxSide ? maxSide / Math.max(w, h) : 1;
+  const width = Math.max(2, Math.round((w * s) / 2) * 2);
+  const height = Math.max(2, Math.round((h * s) / 2) * 2);
+  return { width, height, scale: w / width };
+}
+
+export async function* decodeFrames(file: string, info: MediaInfo, opts: FrameOptions = {}): AsyncGenerator<DecodedFrame> {
+  const stride = Math.max(1, Math.floor(opts.stride ?? 1));
+  const { width, height, scale } = frameSize(info, opts.maxSide);
+  const filters = [`scale=${width}:${height}:flags=bilinear`, "format=rgb24"];
+  if (stride > 1) filters.unshift(`select='not(mod(n\\,${stride}))'`);
+  const args = ["-nostdin", "-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-vf", filters.join(","), "-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"];
+  if (opts.signal?.aborted) throw new ObscuraError("CANCELLED", "decoding was cancelled");
+  const child = spawn(ffmpegPath(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  const onAbort = () => child.kill("SIGKILL");
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
+  const stderr: string[] = [];
+  child.stderr.on("data", (b: Buffer) => {
+    stderr.push(b.toString("utf8"));
+    if (stderr.length > 20) stderr.shift();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  const frameBytes = width * height * 3;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let n = 0;
+  try {
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      while (pendingBytes >= frameBytes) {
+        const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+        const frame = new Uint8Array(all.buffer, all.byteOffset, frameBytes).slice();
+        const rest = all.subarray(frameBytes);
+        pending = rest.length ? [rest] : [];
+        pendingBytes = rest.length;
+        yield { index: n * stride, image: { data: frame, width, height }, scale };
+        n++;
+      }
+    }
+    const code = await exited;
+    if (opts.signal?.aborted) throw new ObscuraError("CANCELLED", "decoding was cancelled");
+    if (code !== 0) throw new ObscuraError("INTERNAL", `ffmpeg could not decode the video: ${stderr.join("").trim().split("\n").slice(-3).join(" ")}`);
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
+    if (child.exitCode === null) child.kill("SIGKILL");
+  }
+}

@@ -1,0 +1,32 @@
+/** What every detector offers and returns. Boxes are in pixels of the image given to it. */
+import type { Box } from "@/lib/geometry";
+
+export const OBJECT_TYPES = ["face", "head", "person", "vehicle", "licensePlate", "id", "screen", "document"] as const;
+export type ObjectType = (typeof OBJECT_TYPES)[number];
+
+export interface Detection {
+  type: ObjectType;
+  score: number;
+  box: Box;
+  /** The model's own class name when it says more than `type` (e.g. "car", "tv", "book"). */
+  label?: string;
+}
+
+/** An image as packed RGB bytes (3 bytes per pixel, row-major, no padding). */
+export interface RgbImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+export interface DetectOptions {
+  /** Scores below this are dropped. */
+  threshold: number;
+}
+
+export interface Detector {
+  /** Registry name, e.g. "blazeface-back". */
+  readonly name: string;
+  readonly types: readonly ObjectType[];
+  detect(image: RgbImage, opts: DetectOptions): Promise<Detection[]>;
+}
