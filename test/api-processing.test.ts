@@ -208,7 +208,8 @@ describe.each(databases)("processing on $name", ({ pg }) => {
     expect([info.width, info.height, info.format]).toEqual([100, 200, "jpeg"]);
     const meta = JSON.parse(fs.readFileSync(path.join(out, "image.json"), "utf8"));
     expect(meta.image).toMatchObject({ width: 100, height: 200 });
-    expect(meta.detections).toEqual([]);
+    expect(meta.objects).toEqual([]);
+    expect(meta.image).toMatchObject({ width: 100, height: 200 });
     // overwrites an existing image.jpg
     const r2 = await s.api("POST", "/api/v1/images:process", { inputUri: fileUri(photo), features: ["MEDIA_RENDER"], outputUri: fileUri(out) + "/" });
     expect((await s.waitDone(r2.body.name)).error).toBeUndefined();

@@ -49,3 +49,14 @@ export async function renderImageJpeg(input: string, output: string, opts: { qua
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+/** Decodes an image upright (EXIF orientation applied) to packed RGB for the detectors. */
+export async function decodeImageRgb(file: string): Promise<{ data: Uint8Array; width: number; height: number }> {
+  try {
+    const { data, info } = await sharp(file).rotate().flatten({ background: "#ffffff" }).toColourspace("srgb").raw().toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3) throw new Error(`expected 3 channels, got ${info.channels}`);
+    return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height };
+  } catch (cause) {
+    throw new ObscuraError("INVALID_ARGUMENT", `input is not a readable image (${redactPaths(errorText(cause), [file])})`, { cause });
+  }
+}

@@ -28,5 +28,5 @@ export {
   type VideoPreset,
   type TranscodeOptions,
 } from "./transcode";
-export { imageInfo, renderImageJpeg, imageQualityToJpeg, type ImageInfo } from "./image";
+export { imageInfo, renderImageJpeg, imageQualityToJpeg, decodeImageRgb, type ImageInfo } from "./image";
 export { decodeFrames, frameSize, type DecodedFrame, type FrameOptions } from "./frames";

@@ -1,5 +1,5 @@
 /**
- * The image pipeline: fetch, read size and orientation, hash, detect (no detector yet, issue 4),
+ * The image pipeline: fetch, read size and orientation, hash, detect (server/vision, upright image),
  * render a JPG (EXIF orientation applied, metadata stripped) when MEDIA_RENDER is asked, and with
  * exportMetadata a JSON of the raw detection data next to it (docs/state.md).
  */
@@ -7,7 +7,9 @@ import path from "node:path";
 import { ObscuraError } from "@/lib/errors";
 import { DETECTION_FEATURES } from "@/lib/api/common";
 import type { ImageJobSpec } from "@/lib/api/image";
-import { hashFile, imageInfo, renderImageJpeg } from "../media";
+import { decodeImageRgb, hashFile, imageInfo, renderImageJpeg } from "../media";
+import { detectImage, featureSupport } from "../vision/engine";
+import { log } from "../log";
 import { downloadToFile, redactUri, uploadFile, writeBytes } from "../storage";
 import type { PipelineContext } from "./context";
 
@@ -21,6 +23,8 @@ export function metadataUriFor(outputUri: string): string {
   const stem = dot > slash + 1 ? base.slice(0, dot) : base;
   return stem + ".json" + query;
 }
+
+const round1 = (v: number) => Math.round(v * 10) / 10;
 
 export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec): Promise<string> {
   const { signal } = ctx;
@@ -44,8 +48,15 @@ export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec)
   }
   const hashes = await hashFile(source, ["sha256"], { signal });
   progress.stage("detect");
-  const detectors: string[] = [];
-  const detections: unknown[] = [];
+  const support = featureSupport(spec.features);
+  const found = support.supported.length ? await detectImage(await decodeImageRgb(source), support.supported) : [];
+  if (support.missing.length) log.warn("no detector installed for some requested features", { features: support.missing });
+  const objects = found.map((d) => ({
+    type: d.type,
+    score: Math.round(d.score * 1e4) / 1e4,
+    boundingBox: { x: round1(d.box.x), y: round1(d.box.y), width: round1(d.box.width), height: round1(d.box.height) },
+    ...(d.label ? { label: d.label } : {}),
+  }));
   progress.stage("render");
   const output = path.join(ctx.workDir, "image.jpg");
   if (render) await renderImageJpeg(source, output, { quality: spec.render.imageQuality });
@@ -53,13 +64,14 @@ export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec)
   if (render) await uploadFile(output, spec.outputUri, { signal, contentType: "image/jpeg" });
   if (spec.render.exportMetadata) {
     const metadata = {
+      image: { width: info.width, height: info.height, format: info.format, orientation: info.orientation },
+      objects,
       schema: "obscura.image-metadata/v1",
       inputUri: redactUri(spec.inputUri),
-      image: { width: info.width, height: info.height, format: info.format, orientation: info.orientation },
       hashes: { original: hashes },
       features: spec.features.filter((f) => (DETECTION_FEATURES as readonly string[]).includes(f)),
-      detectors,
-      detections,
+      detectors: support.detectors,
+      missingFeatures: support.missing,
       rendered: render,
     };
     await writeBytes(metadataUriFor(spec.outputUri), JSON.stringify(metadata, null, 2) + "\n", { contentType: "application/json", signal });

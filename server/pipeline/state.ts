@@ -5,7 +5,8 @@
  *
  *   manifest.json            SessionManifest: ids, input, media facts, hashes, features, render
  *   source.<ext>             the original media as fetched
- *   detections.json          detections and tracks (empty until the vision engine lands)
+ *   detections.json          tracks (keyframes) of every detected object, and what ran
+ *   objects.jsonl            per frame: {frame, time, objects: [{trackId, type, score, boundingBox}]}
  *   hashes.json              { original: {sha256: ...}, export: {...} }
  *   thumbnails/thumb-NNNN.jpg, thumbnails/poster.jpg
  *   redacted.mp4             when rendering was requested
@@ -16,12 +17,14 @@ import { ObscuraError } from "@/lib/errors";
 import type { Feature, HashType } from "@/lib/api/common";
 import type { VideoJobSpec } from "@/lib/api/video";
 import type { MediaInfo } from "../media";
+import type { Track } from "../tracking";
 
 export const MANIFEST_SCHEMA = "obscura.session/v1";
 
 export const FILES = {
   manifest: "manifest.json",
   detections: "detections.json",
+  objects: "objects.jsonl",
   hashes: "hashes.json",
   thumbnails: "thumbnails",
   redacted: "redacted.mp4",
@@ -50,9 +53,18 @@ export interface DetectionsFile {
   sessionId: string;
   /** Features asked for detection in the operations that wrote this file. */
   features: Feature[];
-  /** Which detectors ran; empty while the vision engine is not installed (issue 4). */
+  /** Detectors that ran (registry names). */
   detectors: string[];
-  tracks: unknown[];
+  /** Features asked for that no installed detector answers (nothing was searched for them). */
+  missingFeatures: string[];
+  /** Tracking profile and detection stride of the last detection run. */
+  profile: { name: string; detectionStride: number } | null;
+  fps: number;
+  frameCount: number;
+  /** Display size of the video: boxes are in these pixels. */
+  width: number;
+  height: number;
+  tracks: Track[];
 }
 
 export async function readManifest(stateDir: string): Promise<SessionManifest> {

@@ -1,8 +1,8 @@
 /**
- * The video pipeline: prepare (fetch, probe, hash, thumbnails), detect (the vision engine, issue
- * 4, is not installed yet: no detector runs and detections.json stays empty), render (for now an
- * H.264 MP4 of the unchanged frames with the source's audio), then persist the session state and
- * write outputs by the spec's output rules, and finally STATE_DROP if asked.
+ * The video pipeline: prepare (fetch, probe, hash, thumbnails), detect (server/vision at the
+ * profile's stride, joined into tracks by server/tracking), render (for now an H.264 MP4 of the
+ * unchanged frames with the source's audio: the redaction renderer is a later issue), then persist
+ * the session state and write outputs by the spec's output rules, and finally STATE_DROP if asked.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -17,6 +17,47 @@ import { downloadPrefix, downloadToFile, isPrefixUri, joinUri, redactUri, remove
 import type { PipelineContext } from "./context";
 import { FILES, MANIFEST_SCHEMA, readManifest, writeJson, type DetectionsFile, type SessionManifest } from "./state";
 import { log } from "../log";
+import { detectVideo, type VideoDetectionResult } from "../vision/video";
+import { FEATURE_TYPES } from "../vision/engine";
+import { trackBoxesByFrame } from "../tracking";
+import type { ObjectType } from "../vision/types";
+
+/** Replaces the tracks of the types just detected, keeps the others, keeps track ids unique. */
+export function mergeDetections(prev: DetectionsFile, features: readonly string[], result: VideoDetectionResult): DetectionsFile {
+  const types = new Set<ObjectType>(features.flatMap((f) => FEATURE_TYPES[f as keyof typeof FEATURE_TYPES] ?? []));
+  const kept = prev.tracks.filter((t) => !types.has(t.type));
+  let next = kept.reduce((m, t) => Math.max(m, t.id), 0);
+  const fresh = result.tracks.map((t) => ({ ...t, id: ++next }));
+  return {
+    ...prev,
+    features: [...new Set([...prev.features, ...(features as DetectionsFile["features"])])],
+    detectors: [...new Set([...prev.detectors, ...result.detectors])],
+    missingFeatures: [...new Set([...prev.missingFeatures.filter((f) => !features.includes(f)), ...result.missingFeatures])],
+    profile: result.profile,
+    tracks: [...kept, ...fresh],
+  };
+}
+
+/** One JSON line per frame that has objects: the per-frame view of the tracks. */
+export function objectsJsonl(d: DetectionsFile): string {
+  const fps = d.fps > 0 ? d.fps : 25;
+  const scores = new Map<string, number | null>();
+  for (const t of d.tracks) for (const k of t.keyframes) scores.set(`${t.id}:${k.frame}`, k.score);
+  const lines: string[] = [];
+  for (const { frame, boxes } of trackBoxesByFrame(d.tracks, d.frameCount)) {
+    if (!boxes.length) continue;
+    const objects = boxes.map((b) => ({
+      trackId: b.trackId,
+      type: b.type,
+      score: scores.get(`${b.trackId}:${frame}`) ?? null,
+      boundingBox: { x: round(b.box.x), y: round(b.box.y), width: round(b.box.width), height: round(b.box.height) },
+    }));
+    lines.push(JSON.stringify({ frame, time: +(frame / fps).toFixed(4), objects }));
+  }
+  return lines.length ? lines.join("\n") + "\n" : "";
+}
+
+const round = (v: number) => Math.round(v * 10) / 10;
 
 export function internalStateUri(sessionId: string): string {
   return joinUri(config().stateUri, `${sessionId}/`);
@@ -52,7 +93,7 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
     ["probe", 3],
     ["hash", 7],
     ["thumbnails", 5],
-    ["detect", 1],
+    ["detect", detect.length ? 40 : 1],
     ["render", render ? 44 : 0],
     ["save", 10],
   ]);
@@ -101,21 +142,39 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
     thumbnails = thumbs.map((t) => ({ file: path.relative(stateDir, t.file).split(path.sep).join("/"), timeSeconds: t.timeSeconds }));
   }
 
-  // 3. Detect: recorded, no detector yet (issue 4).
+  // 3. Detect: tracks of the requested types replace earlier ones of those types; others stay.
   progress.stage("detect");
   const detectionsPath = path.join(stateDir, FILES.detections);
   const previous = await fs
     .readFile(detectionsPath, "utf8")
     .then((t) => JSON.parse(t) as DetectionsFile)
     .catch(() => null);
-  const detections: DetectionsFile = {
+  let detections: DetectionsFile = {
     schema: "obscura.detections/v1",
     sessionId,
-    features: [...new Set([...(previous?.features ?? []), ...detect])],
+    features: previous?.features ?? [],
     detectors: previous?.detectors ?? [],
+    missingFeatures: previous?.missingFeatures ?? [],
+    profile: previous?.profile ?? null,
+    fps: media.video.fps,
+    frameCount: media.video.frameCount,
+    width: media.video.displayWidth,
+    height: media.video.displayHeight,
     tracks: previous?.tracks ?? [],
   };
+  if (detect.length) {
+    const result = await detectVideo(
+      source,
+      media,
+      detect,
+      { ...spec.process },
+      { signal, onProgress: (x) => progress.update(x) },
+    );
+    detections = mergeDetections(detections, detect, result);
+    if (result.missingFeatures.length) log.warn("no detector installed for some requested features", { sessionId, features: result.missingFeatures });
+  }
   await writeJson(detectionsPath, detections);
+  await fs.writeFile(path.join(stateDir, FILES.objects), objectsJsonl(detections));
 
   // 4. Render.
   let exportHashes = manifest?.hashes.export ?? {};

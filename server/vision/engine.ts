@@ -1,0 +1,105 @@
+/**
+ * The detection engine: which detector answers which feature, with the request's thresholds.
+ *
+ * - `detectImage(image, features, settings)`: runs each needed detector once on the image (a
+ *   detector serving several features runs once), keeps the types the features ask for, applies
+ *   `objectsConfidenceThreshold` to primary objects (person, vehicle) and
+ *   `innerObjectsConfidenceThreshold` to everything else (faces, heads, plates, ids, screens,
+ *   documents: the lower threshold is the safer side for redaction), and scales face and head
+ *   boxes by `faceBoxExpansionFactor` (clipped to the image).
+ * - `featureSupport()`: which features have a detector installed in this build.
+ * Detectors are created once per process and reused (their ONNX sessions too).
+ */
+import { clip, expand } from "@/lib/geometry";
+import { DETECTION_FEATURES } from "@/lib/api/common";
+import { PRIMARY_OBJECT_TYPES } from "../tracking";
+import type { Detection, Detector, ObjectType, RgbImage } from "./types";
+import { PlateDetector } from "./plates";
+
+export type DetectionFeature = (typeof DETECTION_FEATURES)[number];
+
+export interface EngineSettings {
+  objectsConfidenceThreshold: number;
+  innerObjectsConfidenceThreshold: number;
+  faceBoxExpansionFactor: number;
+}
+
+export const DEFAULT_ENGINE_SETTINGS: EngineSettings = {
+  objectsConfidenceThreshold: 0.3,
+  innerObjectsConfidenceThreshold: 0.15,
+  faceBoxExpansionFactor: 1.5,
+};
+
+/** The object types each feature asks for. */
+export const FEATURE_TYPES: Record<DetectionFeature, ObjectType[]> = {
+  PERSON_DETECTION: ["person"],
+  HEAD_DETECTION: ["head"],
+  FACE_DETECTION: ["face"],
+  VEHICLE_DETECTION: ["vehicle"],
+  LICENSE_PLATE_DETECTION: ["licensePlate"],
+  ID_DETECTION: ["id"],
+  SCREEN_DETECTION: ["screen"],
+  DOCUMENT_DETECTION: ["document"],
+};
+
+interface DetectorEntry {
+  name: string;
+  features: DetectionFeature[];
+  create(): Detector;
+}
+
+/** Installed detectors, in the order they run. */
+const DETECTORS: DetectorEntry[] = [{ name: "plates-ppocr", features: ["LICENSE_PLATE_DETECTION"], create: () => new PlateDetector() }];
+
+const KEY = Symbol.for("obscura.vision.detectors");
+function instance(entry: DetectorEntry): Detector {
+  const g = globalThis as { [KEY]?: Map<string, Detector> };
+  const m = (g[KEY] ??= new Map());
+  let d = m.get(entry.name);
+  if (!d) {
+    d = entry.create();
+    m.set(entry.name, d);
+  }
+  return d;
+}
+
+export function featureSupport(features: readonly string[]): { supported: DetectionFeature[]; missing: DetectionFeature[]; detectors: string[] } {
+  const wanted = features.filter((f): f is DetectionFeature => (DETECTION_FEATURES as readonly string[]).includes(f));
+  const supported = wanted.filter((f) => DETECTORS.some((d) => d.features.includes(f)));
+  const detectors = DETECTORS.filter((d) => d.features.some((f) => wanted.includes(f))).map((d) => d.name);
+  return { supported, missing: wanted.filter((f) => !supported.includes(f)), detectors };
+}
+
+export function thresholdFor(type: ObjectType, s: EngineSettings): number {
+  return (PRIMARY_OBJECT_TYPES as readonly ObjectType[]).includes(type) ? s.objectsConfidenceThreshold : s.innerObjectsConfidenceThreshold;
+}
+
+export interface DetectImageOptions {
+  /** Run detectors at `threshold * scoreFactor` (the tracker keeps low scores to extend tracks). */
+  scoreFactor?: number;
+}
+
+export async function detectImage(
+  image: RgbImage,
+  features: readonly string[],
+  settings: Partial<EngineSettings> = {},
+  opts: DetectImageOptions = {},
+): Promise<Detection[]> {
+  const s = { ...DEFAULT_ENGINE_SETTINGS, ...settings };
+  const factor = opts.scoreFactor ?? 1;
+  const { supported } = featureSupport(features);
+  const types = new Set(supported.flatMap((f) => FEATURE_TYPES[f]));
+  const out: Detection[] = [];
+  for (const entry of DETECTORS) {
+    if (!entry.features.some((f) => supported.includes(f))) continue;
+    const det = instance(entry);
+    const wantedTypes = det.types.filter((t) => types.has(t));
+    const minThreshold = Math.min(...wantedTypes.map((t) => thresholdFor(t, s))) * factor;
+    for (const d of await det.detect(image, { threshold: minThreshold })) {
+      if (!types.has(d.type) || d.score < thresholdFor(d.type, s) * factor) continue;
+      const box = d.type === "face" || d.type === "head" ? clip(expand(d.box, s.faceBoxExpansionFactor), image.width, image.height) : d.box;
+      if (box.width > 0 && box.height > 0) out.push({ ...d, box });
+    }
+  }
+  return out;
+}
