@@ -11,7 +11,7 @@ import { runFfmpeg } from "@/server/media";
 import { carSvg } from "./helpers/scenes";
 import { fileUri, startServer, tempDir, type TestServer } from "./helpers/server";
 
-const PLATE = { x: 300, y: 380, width: 200, height: 70 };
+const PLATE = { x: 300, y: 380, width: 200, height: 100 };
 
 let s: TestServer;
 let dir: string;

@@ -63,7 +63,7 @@ export const PLATE_DEFAULTS: Readonly<PlateOptions> = {
   lengthFactor: 1.15,
   heightFactor: 1.8,
   minAspect: 1.5,
-  maxAspect: 8,
+  maxAspect: 6,
   maxTiltDegrees: 30,
   minLineHeight: 12,
   maxWidthFraction: 0.6,
