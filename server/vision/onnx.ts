@@ -33,6 +33,8 @@ async function create(file: string): Promise<ort.InferenceSession> {
     interOpNumThreads: 1,
     graphOptimizationLevel: "all",
     executionMode: "sequential",
+    // Spinning threads steal the other core from ffmpeg and the web server on small machines.
+    extra: { session: { intra_op: { allow_spinning: "0" } } },
   };
   if (wantCuda()) {
     try {
