@@ -85,3 +85,20 @@ describe("real models on a photo of three people", () => {
     expect(found).toEqual([]);
   });
 });
+
+describe("documents from dense text", () => {
+  it("finds a page of text and not a lone line", async () => {
+    const sharp = (await import("sharp")).default;
+    const { pageSvg } = await import("./helpers/scenes");
+    const paper = { x: 150, y: 80, width: 500, height: 440 };
+    const { data, info } = await sharp(Buffer.from(pageSvg(paper))).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const image = { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: info.width, height: info.height };
+    const found = (await detectImage(image, ["DOCUMENT_DETECTION"])).filter((d) => d.type === "document");
+    const { coverage } = await import("@/lib/geometry");
+    const text = { x: paper.x + paper.width * 0.1, y: paper.y + paper.height * 0.15, width: paper.width * 0.5, height: paper.height * 0.6 };
+    expect(found.some((d) => coverage(text, d.box) >= 0.7), JSON.stringify(found)).toBe(true);
+    const { documentsFromText } = await import("@/server/vision/documents");
+    const line = { box: { x: 10, y: 10, width: 200, height: 20 }, quad: [[10, 10], [210, 10], [210, 30], [10, 30]] as never, score: 0.9 };
+    expect(documentsFromText([line], 800, 600, 0.1)).toEqual([]);
+  });
+});

@@ -10,13 +10,14 @@
  * - `featureSupport()`: which features have a detector installed in this build.
  * Detectors are created once per process and reused (their ONNX sessions too).
  */
-import { clip, expand } from "@/lib/geometry";
+import { clip, expand, nms } from "@/lib/geometry";
 import { DETECTION_FEATURES } from "@/lib/api/common";
 import { PRIMARY_OBJECT_TYPES } from "../tracking";
 import type { Detection, Detector, ObjectType, RgbImage } from "./types";
 import { PlateDetector } from "./plates";
 import { CocoDetector } from "./objects";
 import { HeadDetector } from "./heads";
+import { TextDocumentDetector } from "./documents";
 
 export type DetectionFeature = (typeof DETECTION_FEATURES)[number];
 
@@ -54,6 +55,7 @@ interface DetectorEntry {
 const DETECTORS: DetectorEntry[] = [
   { name: "coco-centernet", features: ["PERSON_DETECTION", "VEHICLE_DETECTION", "SCREEN_DETECTION", "DOCUMENT_DETECTION"], create: () => new CocoDetector() },
   { name: "plates-ppocr", features: ["LICENSE_PLATE_DETECTION"], create: () => new PlateDetector() },
+  { name: "documents-text", features: ["DOCUMENT_DETECTION"], create: () => new TextDocumentDetector() },
   { name: "heads-movenet", features: ["HEAD_DETECTION"], create: () => new HeadDetector() },
 ];
 
@@ -107,5 +109,11 @@ export async function detectImage(
       if (box.width > 0 && box.height > 0) out.push({ ...d, box });
     }
   }
-  return out;
+  // Two detectors may report one object (a book and its text block): one box per object and type.
+  const byType = new Map<ObjectType, Detection[]>();
+  for (const d of out) byType.set(d.type, [...(byType.get(d.type) ?? []), d]);
+  return [...byType.values()].flatMap((list) => (list.length > 1 ? nms(list, MERGE_IOU) : list));
 }
+
+/** Boxes of one type from different detectors overlapping more than this are one object. */
+const MERGE_IOU = 0.6;

@@ -21,7 +21,7 @@
  */
 import { type Box, clip, coverage, iou } from "@/lib/geometry";
 import { ObscuraError } from "@/lib/errors";
-import { detectText, type Point, type TextBox, type TextDetectOptions } from "./text-detect";
+import { detectTextShared, type Point, type TextBox, type TextDetectOptions } from "./text-detect";
 import type { DetectOptions, Detection, Detector, ObjectType, RgbImage } from "./types";
 
 export interface PlateOptions {
@@ -259,7 +259,7 @@ export class PlateDetector implements Detector {
   }
 
   async detect(image: RgbImage, opts: DetectOptions): Promise<Detection[]> {
-    const lines = await detectText(image, this.textOptions());
+    const lines = await detectTextShared(image, this.textOptions());
     return platesFromText(lines, image.width, image.height, this.options, opts.threshold);
   }
 }

@@ -383,3 +383,22 @@ export function boundsOf(points: readonly Point[], w: number, h: number): Box {
   y1 = Math.max(0, Math.min(h, y1));
   return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
+
+const memo = new WeakMap<RgbImage, Map<string, Promise<TextBox[]>>>();
+
+/**
+ * `detectText` memoised per image object and options, so detectors that share text detection
+ * (plates, documents) run the model once per frame.
+ */
+export function detectTextShared(image: RgbImage, options: TextDetectOptions = {}): Promise<TextBox[]> {
+  let m = memo.get(image);
+  if (!m) memo.set(image, (m = new Map()));
+  const key = JSON.stringify({ ...TEXT_DETECT_DEFAULTS, ...options });
+  let p = m.get(key);
+  if (!p) {
+    p = detectText(image, options);
+    m.set(key, p);
+    p.catch(() => m!.delete(key));
+  }
+  return p;
+}

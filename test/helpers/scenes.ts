@@ -35,3 +35,22 @@ export function carSvg(plate: Box, tiltDegrees = 0): string {
 </g></svg>`;
 }
 
+
+/** A sheet of paper with `lines` lines of stroke text, on a desk-coloured background. */
+export function pageSvg(paper: Box, lines = 6): string {
+  const words = ["7ABC123", "C1B2A3", "ABC 7123", "321 CBA", "B7 C2 A1", "A1B2C3 7"];
+  const lineHeight = paper.height / (lines + 2);
+  const glyphH = lineHeight * 0.55;
+  const advance = glyphH * 0.8;
+  const rows = Array.from({ length: lines }, (_, r) => {
+    const text = words[r % words.length]! + " " + words[(r + 2) % words.length]!;
+    const y = paper.y + lineHeight * (r + 1.2);
+    return [...text]
+      .map((c, i) => (GLYPHS[c] ? `<path transform="translate(${paper.x + paper.width * 0.08 + i * advance} ${y}) scale(${(advance * 0.077).toFixed(3)} ${(glyphH / 16).toFixed(3)})" d="${GLYPHS[c]}"/>` : ""))
+      .join("");
+  }).join("");
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600">
+<rect width="800" height="600" fill="#8a6d4b"/>
+<rect x="${paper.x}" y="${paper.y}" width="${paper.width}" height="${paper.height}" fill="#fafafa"/>
+<g fill="none" stroke="#111" stroke-width="2.2" stroke-linecap="round" stroke-linejoin="round">${rows}</g></svg>`;
+}
