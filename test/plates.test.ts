@@ -159,7 +159,7 @@ describe("PlateDetector on PP-OCRv4", () => {
     expect(await detector.detect(plain, { threshold: 0.05 })).toEqual([]);
   });
 
-  it("reuses one ONNX session across calls", async () => {
+  it("reuses one ONNX session across calls, and one text detection per image", async () => {
     const s = await session(textDetectModelPath());
     const run = s.run.bind(s);
     let calls = 0;
@@ -171,6 +171,8 @@ describe("PlateDetector on PP-OCRv4", () => {
       const image = await rgbOf(carSvg({ x: 300, y: 380, width: 200, height: 100 }));
       await detector.detect(image, { threshold: 0.3 });
       await new PlateDetector().detect(image, { threshold: 0.3 });
+      expect(calls).toBe(1); // text detection of one image is shared (plates and documents)
+      await detector.detect({ ...image, data: image.data.slice() }, { threshold: 0.3 });
       expect(calls).toBe(2);
       expect(await session(textDetectModelPath())).toBe(s);
     } finally {
