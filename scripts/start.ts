@@ -23,6 +23,7 @@ const rt = await runtime();
 ensureApiToken();
 if (!c.apiToken) log.info("API bearer token", { file: apiTokenFile(), hint: "export OBSCURA_API_TOKEN=$(cat <file>) or set your own" });
 const workers = await startWorkers(c.workers);
+if (c.workers > 0) void (await import("../server/vision/engine")).prepareModels();
 
 const { default: next } = await import("next");
 const app = next({ dev: false, dir: c.appDir, hostname: process.env.HOST ?? "0.0.0.0", port: c.port });

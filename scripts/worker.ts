@@ -16,6 +16,7 @@ if (!c.databaseUrl) {
   process.exit(2);
 }
 const workers = await startWorkers(Math.max(1, c.workers));
+void (await import("../server/vision/engine")).prepareModels();
 log.info("worker ready", { concurrency: Math.max(1, c.workers), stateUri: c.stateUri.startsWith("file:") ? c.stateUri : "(remote)" });
 
 let stopping = false;

@@ -117,3 +117,17 @@ export async function detectImage(
 
 /** Boxes of one type from different detectors overlapping more than this are one object. */
 const MERGE_IOU = 0.6;
+
+/**
+ * Converts the TF.js models to ONNX (cached under OBSCURA_DATA_DIR/models) ahead of the first job;
+ * called in the background when a worker starts. Failures are logged and retried on first use.
+ */
+export async function prepareModels(): Promise<void> {
+  const { MODEL_NAMES, ensureModel } = await import("./models");
+  const { log } = await import("../log");
+  const t0 = Date.now();
+  for (const name of MODEL_NAMES) {
+    await ensureModel(name).catch((e) => log.warn("model not prepared", { model: name, error: (e as Error).message }));
+  }
+  log.info("vision models ready", { ms: Date.now() - t0 });
+}
