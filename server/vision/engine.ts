@@ -17,6 +17,7 @@ import type { Detection, Detector, ObjectType, RgbImage } from "./types";
 import { PlateDetector } from "./plates";
 import { CocoDetector } from "./objects";
 import { HeadDetector } from "./heads";
+import { FaceDetector } from "./faces";
 import { TextDocumentDetector } from "./documents";
 
 export type DetectionFeature = (typeof DETECTION_FEATURES)[number];
@@ -57,6 +58,7 @@ const DETECTORS: DetectorEntry[] = [
   { name: "plates-ppocr", features: ["LICENSE_PLATE_DETECTION"], create: () => new PlateDetector() },
   { name: "documents-text", features: ["DOCUMENT_DETECTION"], create: () => new TextDocumentDetector() },
   { name: "heads-movenet", features: ["HEAD_DETECTION"], create: () => new HeadDetector() },
+  { name: "faces-faceboxes", features: ["FACE_DETECTION"], create: () => new FaceDetector() },
 ];
 
 const KEY = Symbol.for("obscura.vision.detectors");
