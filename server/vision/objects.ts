@@ -8,10 +8,10 @@
  * decoding is used (`detections`: x1, y1, x2, y2 in input pixels, score, class), boxes are mapped
  * back to image pixels and merged per type by NMS.
  */
-import sharp from "sharp";
 import { clip, nms } from "@/lib/geometry";
 import { COCO_LABELS, ensureModel } from "./models";
 import { ort, session } from "./onnx";
+import { resizeRgb } from "./text-detect";
 import type { DetectOptions, Detection, Detector, ObjectType, RgbImage } from "./types";
 
 const SIZE = 512;
@@ -34,13 +34,7 @@ const NMS_IOU = 0.5;
 
 /** Resizes packed RGB to SIZE x SIZE (stretched) and returns NHWC float32 in 0..255. */
 async function inputTensor(image: RgbImage): Promise<Float32Array> {
-  const resized =
-    image.width === SIZE && image.height === SIZE
-      ? image.data
-      : await sharp(Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength), { raw: { width: image.width, height: image.height, channels: 3 } })
-          .resize(SIZE, SIZE, { fit: "fill", kernel: "linear" })
-          .raw()
-          .toBuffer();
+  const resized = await resizeRgb(image, SIZE, SIZE, "linear");
   const out = new Float32Array(SIZE * SIZE * 3);
   for (let i = 0; i < out.length; i++) out[i] = resized[i]!;
   return out;

@@ -112,10 +112,11 @@ export function normalise(rgb: Uint8Array, width: number, height: number): Float
   return out;
 }
 
-async function resizeRgb(image: RgbImage, width: number, height: number): Promise<Uint8Array> {
+/** Packed RGB stretched to `width` x `height` (cubic up, lanczos3 down, unless `kernel` says). */
+export async function resizeRgb(image: RgbImage, width: number, height: number, kernel?: "nearest" | "linear" | "cubic" | "lanczos3"): Promise<Uint8Array> {
   if (image.width === width && image.height === height) return image.data;
   const { data, info } = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
-    .resize(width, height, { fit: "fill", kernel: width > image.width ? "cubic" : "lanczos3" })
+    .resize(width, height, { fit: "fill", kernel: kernel ?? (width > image.width ? "cubic" : "lanczos3") })
     .raw()
     .toBuffer({ resolveWithObject: true });
   if (info.channels !== 3) throw new ObscuraError("INTERNAL", `resize returned ${info.channels} channels, expected 3`);

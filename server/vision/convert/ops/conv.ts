@@ -8,6 +8,7 @@
  */
 import type { OpContext, Translator } from "../context";
 import { type Attr, type Value, numbers } from "../onnx-graph";
+import { fusedActivation } from "./activation";
 
 type Padding = { kind: "SAME" | "VALID" } | { kind: "EXPLICIT"; pads: [number, number, number, number] };
 
@@ -72,36 +73,6 @@ function depthwiseWeights(f: Float32Array, [kh, kw, c, m]: number[]): Float32Arr
   return out;
 }
 
-/** Applies a TF activation name (as in `fused_ops`) to an NCHW value. */
-function activation(ctx: OpContext, y: Value, act: string, alpha: Value | undefined): Value {
-  const out = { dtype: y.dtype, shape: y.shape };
-  switch (act) {
-    case "":
-      return y;
-    case "relu":
-      return ctx.op1("Relu", [y], {}, out, "/relu");
-    case "relu6":
-      return ctx.op1("Clip", [y, ctx.g.scalar("float32", 0), ctx.g.scalar("float32", 6)], {}, out, "/relu6");
-    case "elu":
-      return ctx.op1("Elu", [y], { alpha: { f: 1 } }, out, "/elu");
-    case "sigmoid":
-      return ctx.op1("Sigmoid", [y], {}, out, "/sigmoid");
-    case "tanh":
-      return ctx.op1("Tanh", [y], {}, out, "/tanh");
-    case "leakyrelu":
-      return ctx.op1("LeakyRelu", [y], { alpha: { f: ctx.attrs.float("leakyrelu_alpha", 0.2) } }, out, "/leakyrelu");
-    case "prelu": {
-      if (!alpha) return ctx.fail("Prelu needs an alpha argument", "INVALID_ARGUMENT");
-      // TF alpha broadcasts over NHWC ([C] or [1,1,C]); in NCHW it must be [C,1,1].
-      const a = alpha.data
-        ? ctx.g.constant("float32", [alpha.shape.reduce((p, q) => p * q, 1), 1, 1], alpha.data)
-        : ctx.op1("Reshape", [alpha, ctx.g.int64([-1, 1, 1])], {}, { dtype: "float32", shape: [-1, 1, 1] }, "/prelu_alpha");
-      return ctx.op1("PRelu", [y, a], {}, out, "/prelu");
-    }
-    default:
-      return ctx.fail(`fused activation "${act}" is not supported`);
-  }
-}
 
 function conv(ctx: OpContext, inputs: Value[], depthwise: boolean, fused: boolean): Value[] {
   nhwcOnly(ctx);
@@ -140,7 +111,7 @@ function conv(ctx: OpContext, inputs: Value[], depthwise: boolean, fused: boolea
   const xn = ctx.toNchw(x);
   const attrs: Record<string, Attr> = { ...win.attrs, dilations: { ints: [dl[1], dl[2]] }, group: { i: group } };
   let y = ctx.op1("Conv", [xn, weights, bias], attrs, { dtype: "float32", shape: [x.shape[0], cout, win.h, win.w] }, "/conv");
-  y = activation(ctx, y, act, alpha);
+  y = fusedActivation(ctx, y, act, alpha, "channels-first");
   return [ctx.lazyNhwc(y)];
 }
 

@@ -7,6 +7,7 @@
 import type { OpContext, Translator } from "../context";
 import { broadcastShape, foldBinary, foldUnary, jsOps } from "../fold";
 import type { Value } from "../onnx-graph";
+import { fusedActivation } from "./activation";
 import type { DType } from "../tfjs-model";
 
 function binaryShape(ctx: OpContext, a: Value, b: Value): number[] {
@@ -152,27 +153,6 @@ const select: Translator = (ctx, inputs) => {
   return [ctx.elementwise("Where", [c, a, b], {}, { dtype: a.dtype, shape })];
 };
 
-function fusedActivation(ctx: OpContext, y: Value, act: string, alpha?: Value): Value {
-  const out = { dtype: y.dtype, shape: y.shape };
-  switch (act) {
-    case "":
-      return y;
-    case "relu":
-      return ctx.op1("Relu", [y], {}, out, "/relu");
-    case "relu6":
-      return ctx.op1("Clip", [y, ctx.g.scalar("float32", 0), ctx.g.scalar("float32", 6)], {}, out, "/relu6");
-    case "sigmoid":
-      return ctx.op1("Sigmoid", [y], {}, out, "/sigmoid");
-    case "elu":
-      return ctx.op1("Elu", [y], { alpha: { f: 1 } }, out, "/elu");
-    case "leakyrelu":
-      return ctx.op1("LeakyRelu", [y], { alpha: { f: ctx.attrs.float("leakyrelu_alpha", 0.2) } }, out, "/leakyrelu");
-    case "prelu":
-      return ctx.op1("PRelu", [y, alpha ?? ctx.fail("Prelu needs an alpha argument", "INVALID_ARGUMENT")], {}, out, "/prelu");
-    default:
-      return ctx.fail(`fused activation "${act}" is not supported`);
-  }
-}
 
 function matmul(ctx: OpContext, inputs: Value[], ta: string, tb: string, fused: boolean): Value[] {
   let [a, b] = [ctx.input(inputs, 0), ctx.input(inputs, 1)];
@@ -190,7 +170,7 @@ function matmul(ctx: OpContext, inputs: Value[], ta: string, tb: string, fused: 
     const ops = ctx.attrs.strs("fused_ops").map((s) => s.toLowerCase());
     let k = 2;
     if (ops[0] === "biasadd") y = ctx.op1("Add", [y, ctx.input(inputs, k++)], {}, { dtype: y.dtype, shape: y.shape }, "/bias");
-    y = fusedActivation(ctx, y, ops[ops[0] === "biasadd" ? 1 : 0] ?? "", inputs[k]);
+    y = fusedActivation(ctx, y, ops[ops[0] === "biasadd" ? 1 : 0] ?? "", inputs[k], "channels-last");
   }
   return [y];
 }
