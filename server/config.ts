@@ -25,6 +25,8 @@ export interface Config {
   webhookProgressSeconds: number;
   /** Path of the Next.js app (where .next lives). */
   appDir: string;
+  /** Directory of custom ONNX detectors (`*.json` manifests, docs/models.md); null: none. */
+  modelsDir: string | null;
 }
 
 function intEnv(name: string, fallback: number, min = 0): number {
@@ -66,6 +68,7 @@ export function config(): Config {
     webhookRetryLimit: intEnv("OBSCURA_WEBHOOK_RETRY_LIMIT", 5, 0),
     webhookProgressSeconds: intEnv("OBSCURA_WEBHOOK_PROGRESS_SECONDS", 5, 0),
     appDir,
+    modelsDir: process.env.OBSCURA_MODELS_DIR ? path.resolve(/*turbopackIgnore: true*/ appDir, process.env.OBSCURA_MODELS_DIR) : null,
   };
   return cached;
 }
