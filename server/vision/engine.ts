@@ -8,6 +8,9 @@
  *   documents: the lower threshold is the safer side for redaction), and scales face and head
  *   boxes by `faceBoxExpansionFactor` (clipped to the image).
  * - `featureSupport()`: which features have a detector installed in this build.
+ * - Custom ONNX detectors from OBSCURA_MODELS_DIR (custom.ts, docs/models.md) run after the
+ *   built-ins: mode "add" merges their boxes with the built-ins' (the NMS below), mode "replace"
+ *   takes their features (and only those) away from the built-in detectors.
  * Detectors are created once per process and reused (their ONNX sessions too).
  */
 import { clip, expand, nms } from "@/lib/geometry";
@@ -20,6 +23,7 @@ import { HeadDetector } from "./heads";
 import { IdCardDetector } from "./ids";
 import { detectFacesShared, faceDetector } from "./shared";
 import { TextDocumentDetector } from "./documents";
+import { type LoadOptions, customModels, loadCustomModels, resetCustomModels } from "./custom";
 
 export type DetectionFeature = (typeof DETECTION_FEATURES)[number];
 
@@ -51,6 +55,10 @@ interface DetectorEntry {
   name: string;
   features: DetectionFeature[];
   create(): Detector;
+  /** Types this entry must not report (a custom model replaces their features). */
+  exclude?: ObjectType[];
+  /** A ready instance (custom models), used instead of the per-process cache. */
+  detector?: Detector;
 }
 
 /** Installed detectors, in the order they run. */
@@ -81,10 +89,28 @@ function instance(entry: DetectorEntry): Detector {
   return d;
 }
 
+const customOptions = (): LoadOptions => ({ reserved: DETECTORS.map((d) => d.name), featureTypes: FEATURE_TYPES });
+
+/** The built-in detectors less the features custom models replace, then the custom models. */
+function detectorEntries(): DetectorEntry[] {
+  const custom = customModels(customOptions());
+  const replaced = new Set(custom.filter((c) => c.mode === "replace").flatMap((c) => c.features));
+  if (!custom.length) return DETECTORS;
+  const builtIn = DETECTORS.map((d) => ({ ...d, features: d.features.filter((f) => !replaced.has(f)), exclude: [...replaced].flatMap((f) => FEATURE_TYPES[f]) }));
+  return [...builtIn.filter((d) => d.features.length), ...custom.map((c) => ({ name: c.name, features: c.features, create: () => c.detector, detector: c.detector }))];
+}
+
+/** Forgets detector instances and custom manifests (tests changing OBSCURA_MODELS_DIR or manifests). */
+export function resetDetectors(): void {
+  delete (globalThis as { [KEY]?: unknown })[KEY];
+  resetCustomModels();
+}
+
 export function featureSupport(features: readonly string[]): { supported: DetectionFeature[]; missing: DetectionFeature[]; detectors: string[] } {
   const wanted = features.filter((f): f is DetectionFeature => (DETECTION_FEATURES as readonly string[]).includes(f));
-  const supported = wanted.filter((f) => DETECTORS.some((d) => d.features.includes(f)));
-  const detectors = DETECTORS.filter((d) => d.features.some((f) => wanted.includes(f))).map((d) => d.name);
+  const entries = detectorEntries();
+  const supported = wanted.filter((f) => entries.some((d) => d.features.includes(f)));
+  const detectors = entries.filter((d) => d.features.some((f) => wanted.includes(f))).map((d) => d.name);
   return { supported, missing: wanted.filter((f) => !supported.includes(f)), detectors };
 }
 
@@ -95,6 +121,8 @@ export function thresholdFor(type: ObjectType, s: EngineSettings): number {
 export interface DetectImageOptions {
   /** Run detectors at `threshold * scoreFactor` (the tracker keeps low scores to extend tracks). */
   scoreFactor?: number;
+  /** Detectors to run instead of the shared ones, by registry name (a video schedule's per-frame detectors). */
+  detectors?: Readonly<Record<string, Detector>>;
 }
 
 export async function detectImage(
@@ -108,13 +136,13 @@ export async function detectImage(
   const { supported } = featureSupport(features);
   const types = new Set(supported.flatMap((f) => FEATURE_TYPES[f]));
   const out: Detection[] = [];
-  for (const entry of DETECTORS) {
+  for (const entry of detectorEntries()) {
     if (!entry.features.some((f) => supported.includes(f))) continue;
-    const det = instance(entry);
-    const wantedTypes = det.types.filter((t) => types.has(t));
+    const det = opts.detectors?.[entry.name] ?? entry.detector ?? instance(entry);
+    const wantedTypes = det.types.filter((t) => types.has(t) && !entry.exclude?.includes(t));
     const minThreshold = Math.min(...wantedTypes.map((t) => thresholdFor(t, s))) * factor;
     for (const d of await det.detect(image, { threshold: minThreshold })) {
-      if (!types.has(d.type) || d.score < thresholdFor(d.type, s) * factor) continue;
+      if (!types.has(d.type) || entry.exclude?.includes(d.type) || d.score < thresholdFor(d.type, s) * factor) continue;
       const box = d.type === "face" || d.type === "head" ? clip(expand(d.box, s.faceBoxExpansionFactor), image.width, image.height) : d.box;
       if (box.width > 0 && box.height > 0) out.push({ ...d, box });
     }
@@ -139,5 +167,6 @@ export async function prepareModels(): Promise<void> {
   for (const name of MODEL_NAMES) {
     await ensureModel(name).catch((e) => log.warn("model not prepared", { model: name, error: (e as Error).message }));
   }
+  await loadCustomModels(customOptions());
   log.info("vision models ready", { ms: Date.now() - t0 });
 }

@@ -10,4 +10,4 @@
  */
 export { CONVERTER_VERSION, convertGraphModel, convertGraphModelFile, type ConvertOptions, type ConvertResult, type TensorInfo } from "./convert";
 export { supportedOps } from "./ops";
-export { readGraphModel, type DType, type GraphModel } from "./tfjs-model";
+export { readGraphModel, readWeights, type DType, type GraphModel } from "./tfjs-model";

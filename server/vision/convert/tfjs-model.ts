@@ -79,22 +79,30 @@ export async function readGraphModel(jsonFile: string): Promise<GraphModel> {
   }
   const nodes = new Map<string, TfNode>();
   for (const n of json.modelTopology.node) nodes.set(n.name, n);
+  const weights = await readWeights(json.weightsManifest ?? [], path.dirname(jsonFile), jsonFile);
+  return { file: jsonFile, json, nodes, weights };
+}
+
+/**
+ * Decodes the weights of a TF.js weights manifest (the `weightsManifest` of a model.json, or a
+ * standalone `*-weights_manifest.json` such as face-api's), shards resolved against `dir`.
+ */
+export async function readWeights(manifest: GraphModelJson["weightsManifest"], dir: string, file: string): Promise<Map<string, ConstTensor>> {
   const weights = new Map<string, ConstTensor>();
-  const dir = path.dirname(jsonFile);
-  for (const group of json.weightsManifest ?? []) {
+  for (const group of manifest) {
     const shards = await Promise.all(group.paths.map((p) => fs.readFile(path.join(dir, p))));
     const buf = Buffer.concat(shards);
     let offset = 0;
     for (const spec of group.weights) {
-      const { tensor, bytes } = decodeWeight(spec, buf, offset, jsonFile);
+      const { tensor, bytes } = decodeWeight(spec, buf, offset, file);
       weights.set(spec.name, tensor);
       offset += bytes;
     }
     if (offset !== buf.length) {
-      throw new ObscuraError("INVALID_ARGUMENT", `${jsonFile}: weight shards hold ${buf.length} bytes but the manifest describes ${offset}`);
+      throw new ObscuraError("INVALID_ARGUMENT", `${file}: weight shards hold ${buf.length} bytes but the manifest describes ${offset}`);
     }
   }
-  return { file: jsonFile, json, nodes, weights };
+  return weights;
 }
 
 const elementCount = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
