@@ -3,6 +3,7 @@
  * (ffmpeg applies the rotation), optionally scaled so the longer side is at most `maxSide`, and
  * optionally only every `stride`-th frame (selected by ffmpeg, so skipped frames cost decoding
  * only). Frame indices are those of the source (0-based, in presentation order, vsync passthrough).
+ * Up to `prefetch` frames are decoded ahead, so ffmpeg works while the caller runs detection.
  */
 import { spawn } from "node:child_process";
 import { ObscuraError } from "@/lib/errors";
@@ -16,6 +17,8 @@ export interface FrameOptions {
   /** Scale down so that max(width, height) <= maxSide (never up). */
   maxSide?: number;
   signal?: AbortSignal;
+  /** Frames decoded ahead of the consumer (default 2): decoding overlaps the caller's work. */
+  prefetch?: number;
 }
 
 export interface DecodedFrame {
@@ -52,22 +55,64 @@ export async function* decodeFrames(file: string, info: MediaInfo, opts: FrameOp
   });
   const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   const frameBytes = width * height * 3;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  // Frames are cut from stdout as it arrives and queued (up to `prefetch`), so ffmpeg decodes the
+  // next frames while the caller works on this one; stdout is paused while the queue is full.
+  const prefetch = Math.max(1, Math.floor(opts.prefetch ?? 2));
+  const queue: Uint8Array[] = [];
+  let partial: Uint8Array | null = null;
+  let filled = 0;
+  let ended = false;
+  let failure: Error | null = null;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  child.stdout.on("data", (chunk: Buffer) => {
+    let off = 0;
+    while (off < chunk.length) {
+      if (!partial && filled === 0 && chunk.length - off >= frameBytes) {
+        // a whole frame in this chunk: one copy (the chunk's memory is not kept alive)
+        queue.push(new Uint8Array(chunk.buffer, chunk.byteOffset + off, frameBytes).slice());
+        off += frameBytes;
+        continue;
+      }
+      partial ??= new Uint8Array(frameBytes);
+      const n = Math.min(frameBytes - filled, chunk.length - off);
+      partial.set(chunk.subarray(off, off + n), filled);
+      filled += n;
+      off += n;
+      if (filled === frameBytes) {
+        queue.push(partial);
+        partial = null;
+        filled = 0;
+      }
+    }
+    if (queue.length >= prefetch) child.stdout.pause();
+    notify();
+  });
+  child.stdout.once("end", () => {
+    ended = true;
+    notify();
+  });
+  child.stdout.once("error", (e: Error) => {
+    failure = e;
+    notify();
+  });
   let n = 0;
   try {
-    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-      pending.push(chunk);
-      pendingBytes += chunk.length;
-      while (pendingBytes >= frameBytes) {
-        const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-        const frame = new Uint8Array(all.buffer, all.byteOffset, frameBytes).slice();
-        const rest = all.subarray(frameBytes);
-        pending = rest.length ? [rest] : [];
-        pendingBytes = rest.length;
-        yield { index: n * stride, image: { data: frame, width, height }, scale };
-        n++;
+    for (;;) {
+      if (!queue.length && !ended && !failure) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        continue;
       }
+      if (failure) throw failure;
+      const frame = queue.shift();
+      if (!frame) break;
+      if (queue.length < prefetch && child.stdout.isPaused()) child.stdout.resume();
+      yield { index: n * stride, image: { data: frame, width, height }, scale };
+      n++;
     }
     const code = await exited;
     if (opts.signal?.aborted) throw new ObscuraError("CANCELLED", "decoding was cancelled");

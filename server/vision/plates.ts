@@ -21,7 +21,7 @@
  */
 import { type Box, clip, coverage, iou } from "@/lib/geometry";
 import { ObscuraError } from "@/lib/errors";
-import { detectTextShared, type Point, type TextBox, type TextDetectOptions } from "./text-detect";
+import { detectTextInRegion, detectTextShared, type Point, type Region, type TextBox, type TextDetectOptions } from "./text-detect";
 import type { DetectOptions, Detection, Detector, ObjectType, RgbImage } from "./types";
 
 export interface PlateOptions {
@@ -262,4 +262,35 @@ export class PlateDetector implements Detector {
     const lines = await detectTextShared(image, this.textOptions());
     return platesFromText(lines, image.width, image.height, this.options, opts.threshold);
   }
+
+  /**
+   * Plates inside some regions of the image only (vehicles, the neighbourhood of a plate being
+   * tracked, one band of a frame), in image pixels. The text detector runs on each region at a
+   * resolution fitting it (`regionTextOptions`); the lines of all regions then go through the same
+   * plate step as a whole image (shape filters and limits relative to the whole image, one
+   * suppression across regions, so a plate seen by two overlapping regions is one box).
+   */
+  async detectInRegions(image: RgbImage, regions: readonly Region[], opts: DetectOptions): Promise<Detection[]> {
+    const lines: TextBox[] = [];
+    for (const r of regions) {
+      if (r.width < 8 || r.height < 8) continue;
+      lines.push(...(await detectTextInRegion(image, r, this.regionTextOptions(r))));
+    }
+    return platesFromText(lines, image.width, image.height, this.options, opts.threshold);
+  }
+
+  /**
+   * Text detector settings for a region: its own pixels at the detector's scale, small regions (a
+   * distant car) scaled up so their longer side reaches `REGION_MIN_SIDE` (at most 2x), which
+   * makes their plates' characters big enough for the text model.
+   */
+  regionTextOptions(r: Region): TextDetectOptions {
+    const o = this.options;
+    const longest = Math.max(r.width, r.height);
+    const scale = Math.min(Math.max(2, o.scale), Math.max(o.scale, REGION_MIN_SIDE / longest));
+    return { scale, maxSide: o.maxSide ?? Math.round(1280 * o.scale), boxThreshold: o.lineThreshold };
+  }
 }
+
+/** Regions smaller than this (longer side, pixels) are scaled up for text detection (at most 2x). */
+export const REGION_MIN_SIDE = 480;

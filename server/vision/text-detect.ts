@@ -403,3 +403,47 @@ export function detectTextShared(image: RgbImage, options: TextDetectOptions = {
   }
   return p;
 }
+
+/** A rectangle of whole pixels inside an image. */
+export interface Region {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** `b` grown to whole pixels and clipped to a `width` x `height` image (may come out empty). */
+export function pixelRegion(b: Box, width: number, height: number): Region {
+  const x0 = Math.max(0, Math.floor(b.x));
+  const y0 = Math.max(0, Math.floor(b.y));
+  const x1 = Math.min(width, Math.ceil(b.x + b.width));
+  const y1 = Math.min(height, Math.ceil(b.y + b.height));
+  return { x: x0, y: y0, width: Math.max(0, x1 - x0), height: Math.max(0, y1 - y0) };
+}
+
+/** The pixels of `r` (inside the image) as an image of their own; the image itself when `r` is all of it. */
+export function cropRgb(image: RgbImage, r: Region): RgbImage {
+  if (r.x === 0 && r.y === 0 && r.width === image.width && r.height === image.height) return image;
+  if (!(r.x >= 0 && r.y >= 0 && r.width > 0 && r.height > 0 && r.x + r.width <= image.width && r.y + r.height <= image.height)) {
+    throw new ObscuraError("INVALID_ARGUMENT", `region ${r.width}x${r.height}+${r.x}+${r.y} is not inside the ${image.width}x${image.height} image`);
+  }
+  const out = new Uint8Array(r.width * r.height * 3);
+  const rowBytes = r.width * 3;
+  for (let y = 0; y < r.height; y++) {
+    const s = ((r.y + y) * image.width + r.x) * 3;
+    out.set(image.data.subarray(s, s + rowBytes), y * rowBytes);
+  }
+  return { data: out, width: r.width, height: r.height };
+}
+
+/** Text lines of one region of `image`, in image pixels (the model sees only the region). */
+export async function detectTextInRegion(image: RgbImage, region: Region, options: TextDetectOptions = {}): Promise<TextBox[]> {
+  const lines = await detectText(cropRgb(image, region), options);
+  const dx = region.x;
+  const dy = region.y;
+  return lines.map((t) => ({
+    score: t.score,
+    quad: t.quad.map(([x, y]) => [x + dx, y + dy]) as TextBox["quad"],
+    box: { x: t.box.x + dx, y: t.box.y + dy, width: t.box.width, height: t.box.height },
+  }));
+}
