@@ -71,6 +71,8 @@ const DETECTORS: DetectorEntry[] = [
   { name: "ids-face-text", features: ["ID_DETECTION"], create: () => new IdCardDetector() },
 ];
 
+const FACES = "faces-faceboxes";
+
 /** Faces through the per-image share, so heads and ID cards reuse the same run. */
 function sharedFaceDetector(): Detector {
   const d = faceDetector();
@@ -136,12 +138,20 @@ export async function detectImage(
   const { supported } = featureSupport(features);
   const types = new Set(supported.flatMap((f) => FEATURE_TYPES[f]));
   const out: Detection[] = [];
+  // One face run per call and threshold, shared by faces, heads and ID cards.
+  const faceRuns = new Map<number, Promise<Detection[]>>();
+  const faces = (threshold: number): Promise<Detection[]> => {
+    let run = faceRuns.get(threshold);
+    if (!run) faceRuns.set(threshold, (run = (opts.detectors?.[FACES] ?? instance(DETECTORS.find((d) => d.name === FACES)!)).detect(image, { threshold })));
+    return run;
+  };
   for (const entry of detectorEntries()) {
     if (!entry.features.some((f) => supported.includes(f))) continue;
     const det = opts.detectors?.[entry.name] ?? entry.detector ?? instance(entry);
     const wantedTypes = det.types.filter((t) => types.has(t) && !entry.exclude?.includes(t));
     const minThreshold = Math.min(...wantedTypes.map((t) => thresholdFor(t, s))) * factor;
-    for (const d of await det.detect(image, { threshold: minThreshold })) {
+    const found = entry.name === FACES ? await faces(minThreshold) : await det.detect(image, { threshold: minThreshold, faces });
+    for (const d of found) {
       if (!types.has(d.type) || entry.exclude?.includes(d.type) || d.score < thresholdFor(d.type, s) * factor) continue;
       const box = d.type === "face" || d.type === "head" ? clip(expand(d.box, s.faceBoxExpansionFactor), image.width, image.height) : d.box;
       if (box.width > 0 && box.height > 0) out.push({ ...d, box });

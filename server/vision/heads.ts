@@ -84,7 +84,7 @@ export class HeadDetector implements Detector {
   readonly types: readonly ObjectType[] = ["head"];
 
   async detect(image: RgbImage, opts: DetectOptions): Promise<Detection[]> {
-    const [poses, faces] = await Promise.all([this.poseHeads(image, opts.threshold), detectFacesShared(image, opts.threshold)]);
+    const [poses, faces] = await Promise.all([this.poseHeads(image, opts.threshold), (opts.faces ?? ((t: number) => detectFacesShared(image, t)))(opts.threshold)]);
     const faceHeads = faces.map((f) => ({ type: "head" as const, score: f.score, box: clip(headFromFace(f.box), image.width, image.height), label: "face" }));
     return mergeHeads(poses, faceHeads);
   }

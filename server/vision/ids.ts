@@ -121,7 +121,7 @@ export class IdCardDetector implements Detector {
   private readonly textOptions = new PlateDetector().textOptions();
 
   async detect(image: RgbImage, opts: DetectOptions): Promise<Detection[]> {
-    const [faces, lines] = await Promise.all([detectFacesShared(image, opts.threshold), detectTextShared(image, this.textOptions)]);
+    const [faces, lines] = await Promise.all([(opts.faces ?? ((t: number) => detectFacesShared(image, t)))(opts.threshold), detectTextShared(image, this.textOptions)]);
     return idCardsFromFacesAndText(faces, lines, image.width, image.height, opts.threshold);
   }
 }

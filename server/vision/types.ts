@@ -22,6 +22,12 @@ export interface RgbImage {
 export interface DetectOptions {
   /** Scores below this are dropped. */
   threshold: number;
+  /**
+   * Faces of this image at a threshold, for detectors built on faces (heads, ID cards): set by
+   * the engine so that they share the one face run of the call, with whichever face detector is
+   * in effect (a video schedule's, for one). Without it they run the process's face detector.
+   */
+  faces?: (threshold: number) => Promise<Detection[]>;
 }
 
 export interface Detector {
