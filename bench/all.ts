@@ -2,10 +2,11 @@
  * `npm run bench`: every benchmark, one after another (each in its own process so one's threads
  * and caches do not colour the next), then one JSON of all results, written to
  * bench/results/bench.json and printed. Progress goes to stderr.
- *   npm run bench [-- queue models video]   (default: all three)
+ *   npm run bench [-- queue models video render]   (default: all)
  * - queue:  job-queue throughput on PostgreSQL (bench/queue.ts; needs 127.0.0.1:5432)
  * - models: each converted model in onnxruntime-node against TF.js-wasm on the same input (bench/models.ts)
  * - video:  analysis speed of a 720p clip through detection + tracking (bench/video.ts)
+ * - render: redacted render against a plain ffmpeg transcode of the same clip (bench/render.ts)
  * A benchmark that fails is reported with its exit code and the rest still run; the exit code
  * is non-zero when any failed.
  */
@@ -14,7 +15,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-const ALL = ["queue", "models", "video"] as const;
+const ALL = ["queue", "models", "video", "render"] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const unknown = asked.filter((a) => !(ALL as readonly string[]).includes(a));
 if (unknown.length) {

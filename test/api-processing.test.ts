@@ -3,11 +3,15 @@
  * server at 127.0.0.1:5432. Local files in and out, state buckets, reload, STATE_DROP, cancel and
  * remove, webhooks with a real receiver on loopback.
  */
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { probe, imageInfo } from "@/server/media";
+import sharp from "sharp";
+import { ffmpegPath, probe, imageInfo, runFfmpeg } from "@/server/media";
+import { boxAt } from "@/server/tracking";
 import { makeTestImage, makeTestVideo } from "./helpers/fixtures";
 import { fileUri, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
 
@@ -360,5 +364,93 @@ describe("queued operations", () => {
     const again = await s.api("DELETE", `/api/v1/${r.body.name}`);
     expect(again.status).toBe(200);
     expect((await s.api("GET", `/api/v1/${r.body.name}`)).status).toBe(404);
+  });
+});
+
+describe("redaction rendered through the API", () => {
+  let s: TestServer;
+  let dir: string;
+  const sample = path.resolve("node_modules/@vladmandic/face-api/demo/sample1.jpg");
+  beforeAll(async () => {
+    dir = tempDir("render-api");
+    s = await startServer();
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  /** Frame n, upright, packed RGB. */
+  const frame = (file: string, n: number) =>
+    execFileSync(ffmpegPath(), ["-v", "error", "-i", file, "-vf", `select=eq(n\\,${n})`, "-vsync", "0", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], { maxBuffer: 64 << 20 });
+  const diff = (a: Uint8Array, b: Uint8Array, w: number, where: (x: number, y: number) => boolean) => {
+    let sum = 0;
+    let n = 0;
+    for (let i = 0; i < a.length; i += 3) {
+      const p = i / 3;
+      if (!where(p % w, Math.floor(p / w))) continue;
+      sum += Math.abs(a[i]! - b[i]!) + Math.abs(a[i + 1]! - b[i + 1]!) + Math.abs(a[i + 2]! - b[i + 2]!);
+      n += 3;
+    }
+    return sum / Math.max(1, n);
+  };
+  type B = { x: number; y: number; width: number; height: number };
+  const within = (boxes: B[], grow: number) => (x: number, y: number) =>
+    boxes.some((b) => x >= b.x - grow && x < b.x + b.width + grow && y >= b.y - grow && y < b.y + b.height + grow);
+
+  it("FACE_DETECTION + MEDIA_RENDER redacts the faces of a video and saves the export hashes", async () => {
+    const clip = path.join(dir, "faces.mp4");
+    await runFfmpeg([
+      "-loop", "1", "-framerate", "25", "-i", sample, "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
+      "-t", "2", "-vf", "scale=640:-2,crop=640:360:0:20", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", clip,
+    ]);
+    const bucket = path.join(dir, "bucket");
+    const r = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(clip),
+      features: ["FACE_DETECTION", "MEDIA_RENDER"],
+      outputUri: fileUri(bucket) + "/",
+      videoContext: { renderConfig: { redactionStyle: "BLUR", exportHashes: ["md5", "sha256"] } },
+    });
+    expect(r.status).toBe(200);
+    const op = await s.waitDone(r.body.name, 600_000);
+    expect(op.error).toBeUndefined();
+    const out = path.join(bucket, "redacted.mp4");
+    const info = await probe(out);
+    expect(info.video).toMatchObject({ codec: "h264", width: 640, height: 360, fps: 25 });
+    const detections = JSON.parse(fs.readFileSync(path.join(bucket, "detections.json"), "utf8"));
+    const n = 25;
+    const faces: B[] = detections.tracks.filter((t: any) => t.type === "face").map((t: any) => boxAt(t, n)).filter(Boolean);
+    expect(faces.length).toBeGreaterThanOrEqual(3);
+    const a = frame(out, n);
+    const b = frame(clip, n);
+    const cores = faces.map((f) => ({ x: f.x + f.width / 4, y: f.y + f.height / 4, width: f.width / 2, height: f.height / 2 }));
+    expect(diff(a, b, 640, within(cores, 0))).toBeGreaterThan(8);
+    expect(diff(a, b, 640, (x, y) => !within(faces, 16)(x, y))).toBeLessThan(3);
+    // export hashes, beside the original's, match the file
+    const hashes = JSON.parse(fs.readFileSync(path.join(bucket, "hashes.json"), "utf8"));
+    const bytes = fs.readFileSync(out);
+    expect(hashes.export).toEqual({ md5: createHash("md5").update(bytes).digest("hex"), sha256: createHash("sha256").update(bytes).digest("hex") });
+    expect(hashes.original.sha256).toBe(createHash("sha256").update(fs.readFileSync(clip)).digest("hex"));
+    expect(JSON.parse(fs.readFileSync(path.join(bucket, "manifest.json"), "utf8")).hashes).toEqual(hashes);
+  });
+
+  it("images:process with MEDIA_RENDER writes a JPG whose faces are redacted", async () => {
+    const photo = path.join(dir, "photo.jpg");
+    await sharp(sample).resize(960).jpeg().toFile(photo);
+    const out = path.join(dir, "photo-out.jpg");
+    const r = await s.api("POST", "/api/v1/images:process", {
+      inputUri: fileUri(photo),
+      features: ["FACE_DETECTION", "MEDIA_RENDER"],
+      outputUri: fileUri(out),
+      imageContext: { renderConfig: { exportMetadata: true, imageQuality: 0.9 } },
+    });
+    const op = await s.waitDone(r.body.name, 300_000);
+    expect(op.error).toBeUndefined();
+    const meta = JSON.parse(fs.readFileSync(path.join(dir, "photo-out.json"), "utf8"));
+    const faces: B[] = meta.objects.filter((o: any) => o.type === "face" && o.score > 0.9).map((o: any) => o.boundingBox);
+    expect(faces.length).toBe(3);
+    const a = await sharp(out).raw().toBuffer();
+    const b = await sharp(photo).raw().toBuffer();
+    const cores = faces.map((f) => ({ x: f.x + f.width / 4, y: f.y + f.height / 4, width: f.width / 2, height: f.height / 2 }));
+    expect(diff(a, b, 960, within(cores, 0))).toBeGreaterThan(8);
   });
 });

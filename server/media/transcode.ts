@@ -8,8 +8,8 @@
  * Quality mapping (RenderConfig.videoQuality 0..1 -> libx264 CRF): crf = round(40 - quality * 26),
  * so 0 -> 40 (smallest), 0.65 (the default) -> 23 (libx264's own default), 1 -> 14 (near lossless).
  *
- * The redaction drawing will be a "frame filter" step: `buildTranscodeArgs` is the one place the
- * arguments are assembled, with the video filter chain in `videoFilters`.
+ * This is the plain transcode (no redaction). MEDIA_RENDER goes through server/render/video.ts,
+ * which reuses `videoQualityToCrf` and `VIDEO_PRESETS` and keeps the source's rotation instead.
  */
 import { ObscuraError } from "@/lib/errors";
 import { VIDEO_PRESETS } from "@/lib/api/video";

@@ -1,13 +1,15 @@
 /**
  * The image pipeline: fetch, read size and orientation, hash, detect (server/vision, upright image),
- * render a JPG (EXIF orientation applied, metadata stripped) when MEDIA_RENDER is asked, and with
- * exportMetadata a JSON of the raw detection data next to it (docs/state.md).
+ * render a redacted JPG (the detections drawn in MOSAIC, EXIF orientation applied, metadata
+ * stripped; docs/rendering.md) when MEDIA_RENDER is asked, and with exportMetadata a JSON of the
+ * raw detection data next to it (docs/state.md).
  */
 import path from "node:path";
 import { ObscuraError } from "@/lib/errors";
 import { DETECTION_FEATURES } from "@/lib/api/common";
 import type { ImageJobSpec } from "@/lib/api/image";
-import { decodeImageRgb, hashFile, imageInfo, renderImageJpeg } from "../media";
+import { decodeImageRgb, hashFile, imageInfo } from "../media";
+import { renderRedactedJpeg } from "../render";
 import { detectImage, featureSupport } from "../vision/engine";
 import { log } from "../log";
 import { downloadToFile, redactUri, uploadFile, writeBytes } from "../storage";
@@ -59,7 +61,8 @@ export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec)
   }));
   progress.stage("render");
   const output = path.join(ctx.workDir, "image.jpg");
-  if (render) await renderImageJpeg(source, output, { quality: spec.render.imageQuality });
+  // The image request has no redaction settings: RenderConfig's defaults (MOSAIC, RECTANGLE, MEDIUM).
+  if (render) await renderRedactedJpeg(await decodeImageRgb(source), found, output, { quality: spec.render.imageQuality });
   progress.stage("save");
   if (render) await uploadFile(output, spec.outputUri, { signal, contentType: "image/jpeg" });
   if (spec.render.exportMetadata) {

@@ -1,7 +1,7 @@
 /**
  * The video pipeline: prepare (fetch, probe, hash, thumbnails), detect (server/vision at the
- * profile's stride, joined into tracks by server/tracking), render (for now an H.264 MP4 of the
- * unchanged frames with the source's audio: the redaction renderer is a later issue), then persist
+ * profile's stride, joined into tracks by server/tracking), render (server/render: the tracks'
+ * boxes redacted on every frame, H.264/AAC MP4, audio masked when asked), then persist
  * the session state and write outputs by the spec's output rules, and finally STATE_DROP if asked.
  */
 import fs from "node:fs/promises";
@@ -12,7 +12,8 @@ import { DETECTION_FEATURES } from "@/lib/api/common";
 import type { VideoJobSpec } from "@/lib/api/video";
 import { config } from "../config";
 import { operations, sessions } from "../db/schema";
-import { hashFile, makeThumbnails, probe, transcodeVideo } from "../media";
+import { hashFile, makeThumbnails, probe } from "../media";
+import { renderVideo } from "../render";
 import { downloadPrefix, downloadToFile, isPrefixUri, joinUri, redactUri, removePrefix, uploadDir, uploadFile } from "../storage";
 import type { PipelineContext } from "./context";
 import { FILES, MANIFEST_SCHEMA, readManifest, writeJson, type DetectionsFile, type SessionManifest } from "./state";
@@ -182,13 +183,15 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
   const redacted = path.join(stateDir, FILES.redacted);
   if (render) {
     progress.stage("render");
-    await transcodeVideo(source, redacted, {
+    const rendered = await renderVideo(source, redacted, {
       info: media,
-      quality: spec.render.videoQuality,
-      preset: spec.render.videoPreset,
+      tracks: detections.tracks,
+      boxSpace: { width: detections.width, height: detections.height },
+      config: spec.render,
       signal,
       onProgress: (x) => progress.update(x),
     });
+    log.info("video rendered", { sessionId, frames: rendered.frames, seconds: +rendered.seconds.toFixed(2), redactSeconds: +rendered.redactSeconds.toFixed(2) });
     exportHashes = spec.render.exportHashes.length ? await hashFile(redacted, spec.render.exportHashes, { signal }) : {};
     renderInfo = { renderedAt: new Date().toISOString(), file: FILES.redacted, config: spec.render };
   }

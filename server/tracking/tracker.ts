@@ -95,7 +95,8 @@ export interface Keyframe {
   box: Box;
   /** Detector score; null for a predicted keyframe. */
   score: number | null;
-  source: "detected" | "predicted";
+  /** "manual": drawn or moved by a reviewer (the editor); rendered like the others. */
+  source: "detected" | "predicted" | "manual";
 }
 
 /** A finished track, as stored in the session state. */
@@ -107,6 +108,10 @@ export interface Track {
   lastFrame: number;
   /** Sorted by frame; the first is at `firstFrame`, the last at `lastFrame`. */
   keyframes: Keyframe[];
+  /** Absent or true: the track is redacted when rendering; false: switched off by a reviewer. */
+  enabled?: boolean;
+  /** True when a reviewer drew the track (not found by a detector). */
+  manual?: boolean;
 }
 
 export interface FinishOptions {

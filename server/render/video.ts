@@ -1,0 +1,271 @@
+/**
+ * Rendering a redacted video: ffmpeg decodes the source to raw YUV 4:2:0 on its stdout, each
+ * frame is redacted in place in Node (draw.ts) with the boxes of the session's tracks on that
+ * frame, and a second ffmpeg encodes the frames from its stdin to H.264 in MP4, taking the
+ * source's audio (copied, re-encoded or masked) directly from the source file as a second input.
+ *
+ * - Memory is flat: two frame buffers alternate (one is being written to the encoder while the
+ *   next is filled and redacted); reading the decoder waits for the encoder (pipe backpressure).
+ *   Nothing is written to disk but the output.
+ * - Frames stay as stored (no autorotate): the output has the source's coded size (an odd width or
+ *   height loses its last column/row: H.264 4:2:0 needs even sizes), frame rate and rotation (the
+ *   display matrix is written back after encoding, mp4.ts). Track boxes, in upright display
+ *   pixels, are turned into stored-frame pixels.
+ * - Frame n of the decoder is frame n of the tracks (-vsync passthrough, as detection decodes).
+ *   The output is constant frame rate at the source's average rate; the video keeps its start
+ *   offset against the audio.
+ * - videoQuality -> CRF (server/media/transcode.ts: crf = round(40 - 26 q)), videoPreset -> x264
+ *   preset. Audio: none when the source has none; copied when AAC and not masked; else AAC
+ *   128 kb/s, through the mask's filter (audio.ts) when maskAudio is set.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Writable } from "node:stream";
+import { ObscuraError } from "@/lib/errors";
+import type { Box } from "@/lib/geometry";
+import type { VideoJobSpec } from "@/lib/api/video";
+import { ffmpegPath } from "../media/binaries";
+import { redactPaths, runFfprobe } from "../media/ffmpeg";
+import type { MediaInfo } from "../media/probe";
+import { videoQualityToCrf, VIDEO_PRESETS } from "../media/transcode";
+import { trackBoxesByFrame, type Track } from "../tracking";
+import { audioMaskFilter } from "./audio";
+import { redactFrame, type RedactObject } from "./draw";
+import { frameBytes, yuv420pFrame } from "./frame";
+import { objectKey, renderKey } from "./image";
+import { setMp4Rotation } from "./mp4";
+import { objectStyle, type StyleConfig } from "./styles";
+
+export type VideoRenderConfig = VideoJobSpec["render"];
+
+export interface RenderVideoOptions {
+  info: MediaInfo;
+  /** The session's tracks (detections.json); tracks with `enabled: false` are not drawn. */
+  tracks: readonly Track[];
+  /** Size the track boxes are measured in (detections.json width/height); default the display size. */
+  boxSpace?: { width: number; height: number };
+  config: VideoRenderConfig;
+  signal?: AbortSignal;
+  onProgress?: (fraction: number) => void;
+}
+
+export interface RenderVideoResult {
+  frames: number;
+  /** Wall time of the whole render, and the part spent redacting pixels in Node. */
+  seconds: number;
+  redactSeconds: number;
+}
+
+/** A box in upright display pixels -> the same box in stored-frame pixels (rotation clockwise). */
+export function displayToStored(b: Box, rotation: number, storedWidth: number, storedHeight: number): Box {
+  switch (rotation) {
+    case 90:
+      return { x: b.y, y: storedHeight - b.x - b.width, width: b.height, height: b.width };
+    case 180:
+      return { x: storedWidth - b.x - b.width, y: storedHeight - b.y - b.height, width: b.width, height: b.height };
+    case 270:
+      return { x: storedWidth - b.y - b.height, y: b.x, width: b.height, height: b.width };
+    default:
+      return { ...b };
+  }
+}
+
+/** The frame rate as ffmpeg should read it: NTSC rates as n*1000/1001, whole rates as integers. */
+export function frameRateArg(fps: number): string {
+  if (!(fps > 0) || !Number.isFinite(fps)) return "25";
+  for (const base of [24, 30, 48, 60, 120, 240]) {
+    if (Math.abs(fps - (base * 1000) / 1001) < 0.001) return `${base * 1000}/1001`;
+  }
+  if (Math.abs(fps - Math.round(fps)) < 0.001) return String(Math.round(fps));
+  return fps.toFixed(6);
+}
+
+/**
+ * Per-frame objects to draw, in stored-frame pixels: a generator to pull once per decoded frame.
+ * Track boxes interpolate between keyframes (tracking/boxAt); disabled tracks are skipped.
+ */
+export function* frameObjects(
+  tracks: readonly Track[],
+  info: MediaInfo,
+  style: StyleConfig,
+  key: number,
+  boxSpace = { width: info.video.displayWidth, height: info.video.displayHeight },
+): Generator<RedactObject[]> {
+  const live = tracks.filter((t) => t.enabled !== false && t.keyframes.length > 0);
+  const sx = boxSpace.width > 0 ? info.video.displayWidth / boxSpace.width : 1;
+  const sy = boxSpace.height > 0 ? info.video.displayHeight / boxSpace.height : 1;
+  const styles = new Map(live.map((t) => [t.id, { style: objectStyle(style, t.type), key: objectKey(key, t.id) }]));
+  for (const { boxes } of trackBoxesByFrame(live, Number.MAX_SAFE_INTEGER)) {
+    yield boxes.map((b) => {
+      const display = { x: b.box.x * sx, y: b.box.y * sy, width: b.box.width * sx, height: b.box.height * sy };
+      const s = styles.get(b.trackId)!;
+      return { box: displayToStored(display, info.video.rotation, info.video.width, info.video.height), style: s.style, key: s.key };
+    });
+  }
+}
+
+/** Even stored size (what is encoded). */
+export function encodedSize(info: MediaInfo): { width: number; height: number } {
+  return { width: Math.max(2, info.video.width - (info.video.width % 2)), height: Math.max(2, info.video.height - (info.video.height % 2)) };
+}
+
+export function buildDecoderArgs(input: string, info: MediaInfo): string[] {
+  const { width, height } = encodedSize(info);
+  const crop = width !== info.video.width || height !== info.video.height ? ["-vf", `crop=${width}:${height}:0:0`] : [];
+  return [
+    "-nostdin", "-hide_banner", "-loglevel", "error",
+    "-noautorotate",
+    "-i", input,
+    "-map", "0:V:0",
+    ...crop,
+    "-vsync", "passthrough",
+    "-f", "rawvideo", "-pix_fmt", "yuv420p",
+    "pipe:1",
+  ];
+}
+
+export function buildEncoderArgs(input: string, output: string, info: MediaInfo, config: VideoRenderConfig, videoOffsetSeconds = 0): string[] {
+  const preset = String(config.videoPreset).toUpperCase();
+  if (!(VIDEO_PRESETS as readonly string[]).includes(preset)) {
+    throw new ObscuraError("INVALID_ARGUMENT", `videoPreset must be one of ${VIDEO_PRESETS.join(", ")}, not "${config.videoPreset}"`);
+  }
+  const { width, height } = encodedSize(info);
+  const audio = info.audio;
+  const filter = audio ? audioMaskFilter(config.maskAudio, config.maskAudioParams, audio) : null;
+  const audioArgs = !audio ? ["-an"] : filter ? ["-af", filter, "-c:a", "aac", "-b:a", "128k"] : audio.codec === "aac" ? ["-c:a", "copy"] : ["-c:a", "aac", "-b:a", "128k"];
+  return [
+    "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+    "-f", "rawvideo", "-pix_fmt", "yuv420p", "-video_size", `${width}x${height}`, "-framerate", frameRateArg(info.video.fps),
+    ...(videoOffsetSeconds > 0.0005 ? ["-itsoffset", videoOffsetSeconds.toFixed(6)] : []),
+    "-i", "pipe:0",
+    ...(audio ? ["-i", input] : []),
+    "-map", "0:v:0",
+    ...(audio ? ["-map", "1:a:0"] : []),
+    "-map_metadata", "-1",
+    "-map_chapters", "-1",
+    "-vsync", "passthrough",
+    "-c:v", "libx264",
+    "-preset", preset.toLowerCase(),
+    "-crf", String(videoQualityToCrf(config.videoQuality)),
+    "-pix_fmt", "yuv420p",
+    ...audioArgs,
+    "-sn", "-dn",
+    "-max_muxing_queue_size", "1024",
+    "-movflags", "+faststart",
+    "-f", "mp4",
+    output,
+  ];
+}
+
+/** Start of the video stream after the file's start (what ffmpeg subtracts from every stream). */
+async function videoOffset(input: string, info: MediaInfo, signal?: AbortSignal): Promise<number> {
+  if (!info.audio) return 0;
+  const res = await runFfprobe(["-v", "error", "-show_entries", "format=start_time", "-of", "csv=p=0", input], { signal });
+  const start = Number(res.stdout.trim());
+  if (res.code !== 0 || !Number.isFinite(start)) return 0;
+  return Math.max(0, info.video.startTime - start);
+}
+
+interface Child {
+  proc: ChildProcess;
+  stderr: string[];
+  exit: Promise<number | null>;
+}
+
+function start(args: string[], stdin: "pipe" | "ignore", stdout: "pipe" | "ignore"): Child {
+  const proc = spawn(ffmpegPath(), args, { stdio: [stdin, stdout, "pipe"] });
+  const stderr: string[] = [];
+  proc.stderr!.on("data", (b: Buffer) => {
+    stderr.push(...b.toString("utf8").split(/\r?\n/).filter(Boolean));
+    if (stderr.length > 20) stderr.splice(0, stderr.length - 20);
+  });
+  const exit = new Promise<number | null>((resolve) => {
+    proc.once("error", () => resolve(-1));
+    proc.once("close", (code) => resolve(code));
+  });
+  return { proc, stderr, exit };
+}
+
+function write(stream: Writable, buf: Buffer): Promise<void> {
+  const p = new Promise<void>((resolve, reject) => stream.write(buf, (err) => (err ? reject(err) : resolve())));
+  p.catch(() => {}); // awaited later; an encoder that died is reported by its exit code
+  return p;
+}
+
+export async function renderVideo(input: string, output: string, opts: RenderVideoOptions): Promise<RenderVideoResult> {
+  const { info, config, signal } = opts;
+  if (info.kind !== "video") throw new ObscuraError("INVALID_ARGUMENT", "only videos can be rendered as MP4; images are rendered as JPG");
+  if (signal?.aborted) throw new ObscuraError("CANCELLED", "rendering was cancelled");
+  const t0 = performance.now();
+  const { width, height } = encodedSize(info);
+  const size = frameBytes("yuv420p", width, height);
+  const encArgs = buildEncoderArgs(input, output, info, config, await videoOffset(input, info, signal));
+  const decArgs = buildDecoderArgs(input, info);
+  const objects = frameObjects(opts.tracks, info, config, renderKey(), opts.boxSpace);
+
+  const dec = start(decArgs, "ignore", "pipe");
+  const enc = start(encArgs, "pipe", "ignore");
+  const stdin = enc.proc.stdin!;
+  stdin.on("error", () => {}); // EPIPE when the encoder stops early: its exit code tells why
+  let aborted = false;
+  const kill = () => {
+    for (const c of [dec, enc]) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill("SIGKILL");
+  };
+  const onAbort = () => {
+    aborted = true;
+    kill();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+
+  const buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
+  const inFlight: Array<Promise<void> | null> = [null, null];
+  let cur = 0;
+  let filled = 0;
+  let frames = 0;
+  let redactMs = 0;
+  const total = info.video.frameCount;
+  let failure: unknown = null;
+  try {
+    for await (const chunk of dec.proc.stdout! as AsyncIterable<Buffer>) {
+      let off = 0;
+      while (off < chunk.length) {
+        if (filled === 0 && inFlight[cur]) {
+          await inFlight[cur];
+          inFlight[cur] = null;
+        }
+        const buf = buffers[cur]!;
+        const n = Math.min(size - filled, chunk.length - off);
+        chunk.copy(buf, filled, off, off + n);
+        filled += n;
+        off += n;
+        if (filled < size) continue;
+        const list = objects.next().value ?? [];
+        if (list.length) {
+          const t = performance.now();
+          redactFrame(yuv420pFrame(buf, width, height), list);
+          redactMs += performance.now() - t;
+        }
+        inFlight[cur] = write(stdin, buf);
+        cur ^= 1;
+        filled = 0;
+        frames++;
+        if (total > 0) opts.onProgress?.(Math.min(0.99, frames / total));
+      }
+    }
+    await Promise.all(inFlight);
+  } catch (e) {
+    failure = e;
+    kill();
+  }
+  stdin.end();
+  const [decCode, encCode] = await Promise.all([dec.exit, enc.exit]);
+  signal?.removeEventListener("abort", onAbort);
+  if (aborted || signal?.aborted) throw new ObscuraError("CANCELLED", "rendering was cancelled");
+  const quote = (c: Child, args: string[]) => redactPaths(c.stderr.slice(-3).join("; "), args) || "no error output";
+  if (encCode !== 0) throw new ObscuraError("INTERNAL", `ffmpeg could not encode the redacted video (exit code ${encCode}): ${quote(enc, encArgs)}`);
+  if (decCode !== 0) throw new ObscuraError("INVALID_ARGUMENT", `ffmpeg could not decode the video for rendering (exit code ${decCode}): ${quote(dec, decArgs)}`);
+  if (failure) throw new ObscuraError("INTERNAL", `rendering failed: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
+  if (frames === 0) throw new ObscuraError("INVALID_ARGUMENT", "the video has no frames to render");
+  if (info.video.rotation) await setMp4Rotation(output, info.video.rotation, { width, height });
+  opts.onProgress?.(1);
+  return { frames, seconds: (performance.now() - t0) / 1000, redactSeconds: redactMs / 1000 };
+}
