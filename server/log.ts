@@ -4,10 +4,20 @@
  */
 type Fields = Record<string, unknown>;
 
-function write(level: "debug" | "info" | "warn" | "error", msg: string, fields?: Fields) {
+type Level = "debug" | "info" | "warn" | "error";
+const RANK: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+let options: { minLevel: Level; stderrOnly: boolean } = { minLevel: "debug", stderrOnly: false };
+
+/** For command-line tools: every line on stderr (stdout stays for their output), below `minLevel` dropped. */
+export function configureLog(o: { minLevel?: Level; stderrOnly?: boolean }): void {
+  options = { ...options, ...o };
+}
+
+function write(level: Level, msg: string, fields?: Fields) {
   if (level === "debug" && !process.env.OBSCURA_DEBUG) return;
+  if (RANK[level] < RANK[options.minLevel]) return;
   const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });
-  if (level === "error" || level === "warn") process.stderr.write(line + "\n");
+  if (level === "error" || level === "warn" || options.stderrOnly) process.stderr.write(line + "\n");
   else process.stdout.write(line + "\n");
 }
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { ffmpegPath, probe, imageInfo, runFfmpeg } from "@/server/media";
 import { boxAt } from "@/server/tracking";
+import { iou } from "@/lib/geometry";
 import { makeTestImage, makeTestVideo } from "./helpers/fixtures";
 import { fileUri, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
 
@@ -431,6 +432,28 @@ describe("redaction rendered through the API", () => {
     expect(hashes.export).toEqual({ md5: createHash("md5").update(bytes).digest("hex"), sha256: createHash("sha256").update(bytes).digest("hex") });
     expect(hashes.original.sha256).toBe(createHash("sha256").update(fs.readFileSync(clip)).digest("hex"));
     expect(JSON.parse(fs.readFileSync(path.join(bucket, "manifest.json"), "utf8")).hashes).toEqual(hashes);
+
+    // the leak check ran by default: a count in the response, leaks.json in the state, a summary in the manifest
+    const leaks = JSON.parse(fs.readFileSync(path.join(bucket, "leaks.json"), "utf8"));
+    expect(leaks).toMatchObject({ schema: "obscura.leaks/v1", features: ["FACE_DETECTION"], framesScanned: 17, detectionStride: 3 });
+    expect(op.response.processResults).toMatchObject({
+      leakCount: leaks.leaks.length,
+      leakCheck: { framesScanned: 17, features: ["FACE_DETECTION"], threshold: { seen: { inner: 0.1 }, report: { inner: 0.15 } } },
+    });
+    expect(JSON.parse(fs.readFileSync(path.join(bucket, "manifest.json"), "utf8")).leakCheck).toMatchObject({ file: "leaks.json", leakCount: leaks.leaks.length });
+    // no redacted face is reported (what may be reported at the default threshold: background the detector mistakes for a face)
+    for (const l of leaks.leaks) for (const f of faces) expect(iou(l.box, f)).toBeLessThan(0.1);
+
+    // renderConfig.leakCheck: false skips it
+    const r2 = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(bucket) + "/",
+      features: ["MEDIA_RENDER"],
+      outputUri: fileUri(path.join(dir, "no-leak-check.mp4")),
+      videoContext: { renderConfig: { leakCheck: false } },
+    });
+    const op2 = await s.waitDone(r2.body.name, 300_000);
+    expect(op2.error).toBeUndefined();
+    expect(op2.response.processResults).toEqual({ outputUri: fileUri(path.join(dir, "no-leak-check.mp4")) });
   });
 
   it("images:process with MEDIA_RENDER writes a JPG whose faces are redacted", async () => {
@@ -452,5 +475,9 @@ describe("redaction rendered through the API", () => {
     const b = await sharp(photo).raw().toBuffer();
     const cores = faces.map((f) => ({ x: f.x + f.width / 4, y: f.y + f.height / 4, width: f.width / 2, height: f.height / 2 }));
     expect(diff(a, b, 960, within(cores, 0))).toBeGreaterThan(8);
+    // the JPG was scanned again: no redacted face is a leak
+    expect(meta.leakCheck).toMatchObject({ framesScanned: 1, leakCount: meta.leaks.length });
+    expect(op.response.processResults.leakCount).toBe(meta.leaks.length);
+    for (const l of meta.leaks) for (const f of faces) expect(iou(l.box, f)).toBeLessThan(0.1);
   });
 });

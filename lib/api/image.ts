@@ -23,6 +23,13 @@ export const imageRenderConfigSchema = named(
       .optional()
       .meta({ description: "Default false. Writes a JSON file of raw detection data next to the image (docs/state.md)." }),
     imageQuality: unitInterval("imageQuality").optional().meta({ description: "JPEG quality, default 0.65." }),
+    leakCheck: z
+      .boolean({ error: "leakCheck must be true or false" })
+      .optional()
+      .meta({
+        description:
+          "Default true. After MEDIA_RENDER, scan the written JPG again at a lower threshold and report objects found outside the redacted boxes (leakCount in the operation's response, leaks in the exported metadata; docs/rendering.md#leak-check). OBSCURA_LEAK_CHECK=0 turns it off server-wide.",
+      }),
   }),
 );
 
@@ -64,7 +71,7 @@ export interface ImageJobSpec {
   projectId: string;
   tag: Record<string, unknown> | null;
   notifications: NotificationSpec[];
-  render: { exportMetadata: boolean; imageQuality: number };
+  render: { exportMetadata: boolean; imageQuality: number; leakCheck?: boolean };
 }
 
 export function imageJobSpec(req: ImageProcessRequest, ids: { projectId: string; outputUri: string }): ImageJobSpec {
@@ -77,6 +84,6 @@ export function imageJobSpec(req: ImageProcessRequest, ids: { projectId: string;
     projectId: ids.projectId,
     tag: req.tag ?? null,
     notifications: notificationSpecs(req.notifications),
-    render: { exportMetadata: r.exportMetadata ?? false, imageQuality: r.imageQuality ?? 0.65 },
+    render: { exportMetadata: r.exportMetadata ?? false, imageQuality: r.imageQuality ?? 0.65, leakCheck: r.leakCheck ?? true },
   };
 }

@@ -20,7 +20,28 @@ export const operationSchema = named(
     }),
     done: z.boolean(),
     response: z
-      .object({ "@type": z.literal(PROCESS_RESPONSE_TYPE), processResults: z.object({ outputUri: z.string() }) })
+      .object({
+        "@type": z.literal(PROCESS_RESPONSE_TYPE),
+        processResults: z.object({
+          outputUri: z.string(),
+          leakCount: z
+            .number()
+            .int()
+            .optional()
+            .meta({ description: "Possible leaks the leak check found in the rendered output (absent when it did not run); docs/operations.md." }),
+          leakCheck: z
+            .object({
+              framesScanned: z.number().int(),
+              threshold: z.object({
+                seen: z.object({ objects: z.number(), inner: z.number() }),
+                report: z.object({ objects: z.number(), inner: z.number() }),
+              }),
+              features: z.array(z.string()),
+            })
+            .optional()
+            .meta({ description: "How the leak check ran: frames scanned, thresholds (hits kept at `seen`, leaks reported from `report`), features scanned for." }),
+        }),
+      })
       .optional()
       .meta({ description: "Present when done and processing succeeded." }),
     error: z

@@ -103,6 +103,13 @@ export const renderConfigSchema = named(
     videoQuality: unitInterval("videoQuality").optional().meta({ description: "Default 0.65." }),
     videoPreset: oneOf("videoPreset", VIDEO_PRESETS).optional().meta({ description: "Default ULTRAFAST; slower compresses better." }),
     exportHashes: hashTypeList("exportHashes").optional().meta({ description: "Hashes of the exported file, saved in the exported metadata." }),
+    leakCheck: z
+      .boolean({ error: "leakCheck must be true or false" })
+      .optional()
+      .meta({
+        description:
+          "Default true. After MEDIA_RENDER, scan the rendered video again with the detectors of the requested features at a lower threshold and report every object found outside the redacted regions as a possible leak (leaks.json in the session state, leakCount in the operation's response; docs/rendering.md#leak-check). The server can turn it off for every request with OBSCURA_LEAK_CHECK=0.",
+      }),
   }),
 );
 
@@ -174,6 +181,8 @@ export interface VideoJobSpec {
     videoQuality: number;
     videoPreset: (typeof VIDEO_PRESETS)[number];
     exportHashes: HashType[];
+    /** Leak check after rendering (absent in jobs queued before it existed: on). */
+    leakCheck?: boolean;
   };
 }
 
@@ -223,6 +232,7 @@ export function videoJobSpec(req: VideoProcessRequest, ids: { projectId: string;
       videoQuality: r.videoQuality ?? 0.65,
       videoPreset: r.videoPreset ?? "ULTRAFAST",
       exportHashes: unique(r.exportHashes ?? []),
+      leakCheck: r.leakCheck ?? true,
     },
   };
 }

@@ -127,11 +127,11 @@ async function runProcessJob(rt: Runtime, job: Job<ProcessJob>): Promise<void> {
   await fs.mkdir(workDir, { recursive: true });
   const ctx: PipelineContext = { db: rt.db, operation: claimed, signal: controller.signal, workDir, progress };
   try {
-    const outputUri =
+    const result =
       row.kind === "video"
         ? await runVideoPipeline(ctx, row.request as VideoJobSpec)
         : await runImagePipeline(ctx, row.request as ImageJobSpec);
-    const ended = await finishSucceeded(rt.db, operationId, outputUri);
+    const ended = await finishSucceeded(rt.db, operationId, result.outputUri, { leakCheck: result.leakCheck });
     log.info("operation succeeded", { operationId });
     if (ended) await notifyCompletion(rt.boss, ended).catch(() => {});
   } catch (e) {

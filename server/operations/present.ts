@@ -3,6 +3,7 @@ import { PROCESS_RESPONSE_TYPE, PROGRESS_TYPE, formatOperationName, type Operati
 import { config } from "../config";
 import { redactUri } from "@/lib/storage-uri";
 import type { OperationRow } from "../db/schema";
+import type { LeakSummary } from "../pipeline/leak-check";
 
 export function operationName(row: Pick<OperationRow, "projectId" | "id">): string {
   return formatOperationName({ projectId: row.projectId, locationId: config().locationId, operationId: row.id });
@@ -23,8 +24,11 @@ export function presentOperation(row: OperationRow): Operation {
     done: row.done,
   };
   if (row.done && row.status === "succeeded" && row.response) {
-    const r = row.response as { outputUri: string };
-    op.response = { "@type": PROCESS_RESPONSE_TYPE, processResults: { outputUri: redactUri(r.outputUri) } };
+    const r = row.response as { outputUri: string; leakCheck?: LeakSummary };
+    const leaks = r.leakCheck
+      ? { leakCount: r.leakCheck.leakCount, leakCheck: { framesScanned: r.leakCheck.framesScanned, threshold: r.leakCheck.threshold, features: r.leakCheck.features } }
+      : {};
+    op.response = { "@type": PROCESS_RESPONSE_TYPE, processResults: { outputUri: redactUri(r.outputUri), ...leaks } };
   }
   if (row.done && row.status === "failed") {
     const e = (row.error ?? { code: 13, message: "failed" }) as { code: number; message: string };

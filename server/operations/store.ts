@@ -48,10 +48,11 @@ export async function setProgress(db: Db, id: string, percent: number, stage?: s
     .where(and(eq(operations.id, id), eq(operations.done, false)));
 }
 
-export async function finishSucceeded(db: Db, id: string, outputUri: string): Promise<OperationRow | null> {
+export async function finishSucceeded(db: Db, id: string, outputUri: string, extra: { leakCheck?: unknown } = {}): Promise<OperationRow | null> {
+  const response = extra.leakCheck ? { outputUri, leakCheck: extra.leakCheck } : { outputUri };
   const rows = await db
     .update(operations)
-    .set({ status: "succeeded", done: true, progressPercent: 100, stage: "done", updateTime: new Date(), response: { outputUri }, error: null })
+    .set({ status: "succeeded", done: true, progressPercent: 100, stage: "done", updateTime: new Date(), response, error: null })
     .where(and(eq(operations.id, id), eq(operations.done, false)))
     .returning();
   return scrubSecrets(db, rows[0]);

@@ -2,6 +2,13 @@
 import type { Db } from "../db/client";
 import type { OperationRow } from "../db/schema";
 import type { StagedProgress } from "../jobs/progress";
+import type { LeakSummary } from "./leak-check";
+
+/** What a pipeline ends with: where the output is, and the leak check's summary when it ran. */
+export interface PipelineResult {
+  outputUri: string;
+  leakCheck?: LeakSummary | null;
+}
 
 export interface PipelineContext {
   db: Db;

@@ -9,11 +9,12 @@ import { ObscuraError } from "@/lib/errors";
 import { DETECTION_FEATURES } from "@/lib/api/common";
 import type { ImageJobSpec } from "@/lib/api/image";
 import { decodeImageRgb, hashFile, imageInfo } from "../media";
-import { renderRedactedJpeg } from "../render";
-import { detectImage, featureSupport } from "../vision/engine";
+import { DEFAULT_STYLE, renderRedactedJpeg } from "../render";
+import { DEFAULT_ENGINE_SETTINGS, detectImage, featureSupport } from "../vision/engine";
 import { log } from "../log";
 import { downloadToFile, redactUri, uploadFile, writeBytes } from "../storage";
-import type { PipelineContext } from "./context";
+import type { PipelineContext, PipelineResult } from "./context";
+import { checkImageLeaks, leakCheckEnabled, leakSummary, type LeakReport } from "./leak-check";
 
 /** The output's name with `.json` in place of its extension (`.../image.jpg` -> `.../image.json`), keeping a SAS query. */
 export function metadataUriFor(outputUri: string): string {
@@ -28,14 +29,16 @@ export function metadataUriFor(outputUri: string): string {
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
-export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec): Promise<string> {
+export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec): Promise<PipelineResult> {
   const { signal } = ctx;
   const render = spec.features.includes("MEDIA_RENDER");
+  const leakCheck = render && leakCheckEnabled(spec.render.leakCheck);
   const progress = ctx.progress([
     ["fetch", 50],
     ["probe", 5],
     ["detect", 5],
     ["render", render ? 30 : 0],
+    ["leakcheck", leakCheck ? 5 : 0],
     ["save", 10],
   ]);
   progress.stage("fetch");
@@ -63,6 +66,12 @@ export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec)
   const output = path.join(ctx.workDir, "image.jpg");
   // The image request has no redaction settings: RenderConfig's defaults (MOSAIC, RECTANGLE, MEDIUM).
   if (render) await renderRedactedJpeg(await decodeImageRgb(source), found, output, { quality: spec.render.imageQuality });
+  // Leak check: the JPG as written, scanned again (leak-check.ts; images are drawn in DEFAULT_STYLE).
+  let leaks: LeakReport | null = null;
+  if (leakCheck) {
+    progress.stage("leakcheck");
+    leaks = await checkImageLeaks(await decodeImageRgb(output), found, { features: support.supported, settings: DEFAULT_ENGINE_SETTINGS, style: DEFAULT_STYLE });
+  }
   progress.stage("save");
   if (render) await uploadFile(output, spec.outputUri, { signal, contentType: "image/jpeg" });
   if (spec.render.exportMetadata) {
@@ -76,9 +85,10 @@ export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec)
       detectors: support.detectors,
       missingFeatures: support.missing,
       rendered: render,
+      ...(leaks ? { leakCheck: { ...leakSummary(leaks), maxCoverage: leaks.maxCoverage, detectors: leaks.detectors }, leaks: leaks.leaks } : {}),
     };
     await writeBytes(metadataUriFor(spec.outputUri), JSON.stringify(metadata, null, 2) + "\n", { contentType: "application/json", signal });
-    if (!render) return metadataUriFor(spec.outputUri);
+    if (!render) return { outputUri: metadataUriFor(spec.outputUri) };
   }
-  return spec.outputUri;
+  return { outputUri: spec.outputUri, leakCheck: leaks ? leakSummary(leaks) : null };
 }

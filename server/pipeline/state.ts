@@ -10,6 +10,7 @@
  *   hashes.json              { original: {sha256: ...}, export: {...} }
  *   thumbnails/thumb-NNNN.jpg, thumbnails/poster.jpg
  *   redacted.mp4             when rendering was requested
+ *   leaks.json               the leak check of redacted.mp4 (leak-check.ts), when it ran
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -18,6 +19,7 @@ import type { Feature, HashType } from "@/lib/api/common";
 import type { VideoJobSpec } from "@/lib/api/video";
 import type { MediaInfo } from "../media";
 import type { Track } from "../tracking";
+import type { LeakSummary } from "./leak-check";
 
 export const MANIFEST_SCHEMA = "obscura.session/v1";
 
@@ -28,6 +30,7 @@ export const FILES = {
   hashes: "hashes.json",
   thumbnails: "thumbnails",
   redacted: "redacted.mp4",
+  leaks: "leaks.json",
 } as const;
 
 export interface SessionManifest {
@@ -45,6 +48,8 @@ export interface SessionManifest {
   features: Feature[];
   thumbnails: { file: string; timeSeconds: number }[];
   render: null | { renderedAt: string; file: string; config: VideoJobSpec["render"] };
+  /** The leak check of the last render (leaks.json), null when it did not run; absent in older manifests. */
+  leakCheck?: null | ({ checkedAt: string; file: string } & LeakSummary);
   acl: string[];
 }
 

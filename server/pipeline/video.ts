@@ -15,7 +15,8 @@ import { operations, sessions } from "../db/schema";
 import { hashFile, makeThumbnails, probe } from "../media";
 import { renderVideo } from "../render";
 import { downloadPrefix, downloadToFile, isPrefixUri, joinUri, redactUri, removePrefix, uploadDir, uploadFile } from "../storage";
-import type { PipelineContext } from "./context";
+import type { PipelineContext, PipelineResult } from "./context";
+import { checkVideoLeaks, leakCheckEnabled, leakFeatures, leakSummary, type LeakSummary } from "./leak-check";
 import { FILES, MANIFEST_SCHEMA, readManifest, writeJson, type DetectionsFile, type SessionManifest } from "./state";
 import { log } from "../log";
 import { detectVideo, type VideoDetectionResult } from "../vision/video";
@@ -77,7 +78,7 @@ function sourceName(inputUri: string): string {
   return `source${/^\.[a-z0-9]{1,5}$/.test(ext) ? ext : ".bin"}`;
 }
 
-export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec): Promise<string> {
+export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec): Promise<PipelineResult> {
   const { signal } = ctx;
   const f = new Set(spec.features);
   const render = f.has("MEDIA_RENDER");
@@ -87,7 +88,8 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
   const stateDir = path.join(ctx.workDir, "state");
   await fs.mkdir(stateDir, { recursive: true });
 
-  if (onlyDrop) return dropOnly(ctx, spec);
+  if (onlyDrop) return { outputUri: await dropOnly(ctx, spec) };
+  const leakCheck = render && leakCheckEnabled(spec.render.leakCheck);
 
   const progress = ctx.progress([
     ["fetch", 30],
@@ -96,6 +98,7 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
     ["thumbnails", 5],
     ["detect", detect.length ? 40 : 1],
     ["render", render ? 44 : 0],
+    ["leakcheck", leakCheck ? 30 : 0],
     ["save", 10],
   ]);
 
@@ -196,6 +199,28 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
     renderInfo = { renderedAt: new Date().toISOString(), file: FILES.redacted, config: spec.render };
   }
 
+  // 4b. Leak check: the rendered output scanned again (leak-check.ts); a new render makes an old report stale.
+  let leaks: LeakSummary | null = null;
+  let leakInfo = render ? null : (manifest?.leakCheck ?? null);
+  if (render) await fs.rm(path.join(stateDir, FILES.leaks), { force: true });
+  if (leakCheck) {
+    progress.stage("leakcheck");
+    const report = await checkVideoLeaks(redacted, {
+      tracks: detections.tracks,
+      boxSpace: { width: detections.width, height: detections.height },
+      fps: media.video.fps,
+      style: spec.render,
+      features: leakFeatures(detect, detections.features),
+      settings: spec.process,
+      signal,
+      onProgress: (x) => progress.update(x),
+    });
+    await writeJson(path.join(stateDir, FILES.leaks), report);
+    leaks = leakSummary(report);
+    leakInfo = { checkedAt: report.checkedAt, file: FILES.leaks, ...leaks };
+    log.info("leak check done", { sessionId, leaks: leaks.leakCount, framesScanned: leaks.framesScanned });
+  }
+
   // 5. Persist the state, then the outputs.
   progress.stage("save");
   const next: SessionManifest = {
@@ -211,6 +236,7 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
     features: [...new Set([...(manifest?.features ?? []), ...spec.features])],
     thumbnails,
     render: renderInfo,
+    leakCheck: leakInfo,
     acl: [...new Set([...(manifest?.acl ?? []), ...spec.acl])],
   };
   await writeJson(path.join(stateDir, FILES.manifest), next);
@@ -239,7 +265,7 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
       set: { stateUri: drop ? null : internal, media, hashes: next.hashes, lastOperationId: ctx.operation.id, droppedAt: drop ? new Date() : null, updatedAt: new Date() },
     });
   if (drop) await dropInternalState(ctx, sessionId);
-  return outputUri;
+  return { outputUri, leakCheck: leaks };
 }
 
 /** STATE_DROP alone: find the session (by sessionId, state bucket, or input) and remove its internal state. */

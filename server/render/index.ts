@@ -37,6 +37,8 @@ export {
   buildDecoderArgs,
   buildEncoderArgs,
   frameObjects,
+  drawnTracks,
+  drawnBoxesAt,
   displayToStored,
   frameRateArg,
   encodedSize,

@@ -27,7 +27,7 @@ import { ffmpegPath } from "../media/binaries";
 import { redactPaths, runFfprobe } from "../media/ffmpeg";
 import type { MediaInfo } from "../media/probe";
 import { videoQualityToCrf, VIDEO_PRESETS } from "../media/transcode";
-import { trackBoxesByFrame, type Track } from "../tracking";
+import { boxAt, trackBoxesByFrame, type Track, type TrackBox } from "../tracking";
 import { audioMaskFilter } from "./audio";
 import { redactFrame, type RedactObject } from "./draw";
 import { frameBytes, yuv420pFrame } from "./frame";
@@ -79,6 +79,25 @@ export function frameRateArg(fps: number): string {
   return fps.toFixed(6);
 }
 
+/** The tracks the renderer draws: enabled (`enabled` absent or true) and with keyframes. */
+export function drawnTracks(tracks: readonly Track[]): Track[] {
+  return tracks.filter((t) => t.enabled !== false && t.keyframes.length > 0);
+}
+
+/**
+ * The boxes the renderer draws on frame `frame`, in the tracks' box space (detections.json
+ * pixels), before they are turned into stored-frame pixels: the same boxes `frameObjects` yields
+ * for that frame (boxAt interpolates exactly as trackBoxesByFrame does). Used by the leak check.
+ */
+export function drawnBoxesAt(tracks: readonly Track[], frame: number): TrackBox[] {
+  const out: TrackBox[] = [];
+  for (const t of drawnTracks(tracks)) {
+    const box = boxAt(t, frame);
+    if (box) out.push({ trackId: t.id, type: t.type, box });
+  }
+  return out;
+}
+
 /**
  * Per-frame objects to draw, in stored-frame pixels: a generator to pull once per decoded frame.
  * Track boxes interpolate between keyframes (tracking/boxAt); disabled tracks are skipped.
@@ -90,7 +109,7 @@ export function* frameObjects(
   key: number,
   boxSpace = { width: info.video.displayWidth, height: info.video.displayHeight },
 ): Generator<RedactObject[]> {
-  const live = tracks.filter((t) => t.enabled !== false && t.keyframes.length > 0);
+  const live = drawnTracks(tracks);
   const sx = boxSpace.width > 0 ? info.video.displayWidth / boxSpace.width : 1;
   const sy = boxSpace.height > 0 ? info.video.displayHeight / boxSpace.height : 1;
   const styles = new Map(live.map((t) => [t.id, { style: objectStyle(style, t.type), key: objectKey(key, t.id) }]));
