@@ -1,7 +1,8 @@
 /**
- * Face detection (FaceBoxes at 1x and 2x + BlazeFace tiles): the pure helpers with exact cases,
- * then the real models on face-api's demo photos (hand-labelled faces), a plain gradient, and the
- * photo shrunk so its faces are ~20-30 px high on a 1280x720 canvas.
+ * Face detection (FaceBoxes at 1x and 2x + BlazeFace tiles, fused by cross-source agreement): the
+ * pure helpers with exact cases, then the real models on face-api's demo photos (hand-labelled
+ * faces), a plain gradient, the photo shrunk so its faces are ~20-30 px high on a 1280x720 canvas,
+ * and the FaceMesh verifier on face and non-face crops.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -10,7 +11,8 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Box, coverage, iou } from "@/lib/geometry";
 import { resetConfig } from "@/server/config";
-import { FaceDetector, calibrate, mergeFaces, tileGrid, uncalibrate } from "@/server/vision/faces";
+import { FACE_DEFAULTS, FaceDetector, calibrate, mergeFaces, tileGrid, uncalibrate } from "@/server/vision/faces";
+import { facemeshScores, squareCrop } from "@/server/vision/face-verify";
 import type { Detection, RgbImage } from "@/server/vision/types";
 
 const DEMO = path.join(process.cwd(), "node_modules/@vladmandic/face-api/demo");
@@ -23,7 +25,7 @@ beforeAll(() => {
   const cached = path.join(process.cwd(), "data", "models");
   if (fs.existsSync(cached)) {
     fs.mkdirSync(path.join(dataDir, "models"), { recursive: true });
-    for (const f of fs.readdirSync(cached)) if (/^(faceboxes|blazeface-back)-[0-9a-f]{12}\.onnx$/.test(f)) fs.copyFileSync(path.join(cached, f), path.join(dataDir, "models", f));
+    for (const f of fs.readdirSync(cached)) if (/^(faceboxes|blazeface-back|facemesh)-[0-9a-f]{12}\.onnx$/.test(f)) fs.copyFileSync(path.join(cached, f), path.join(dataDir, "models", f));
   }
   process.env.OBSCURA_DATA_DIR = dataDir;
   resetConfig();
@@ -80,6 +82,13 @@ describe("face helpers", () => {
     const e = { box: { x: 305, y: 5, width: 30, height: 30 }, score: 0.1 }; // inside d
     expect(mergeFaces([a, b, c, d, e], 0.4, 0.7)).toEqual([c, a, d]);
   });
+  it("square crops are centred on the box and repeat the edge outside the image", () => {
+    const img: RgbImage = { width: 4, height: 2, data: new Uint8Array([0, 0, 0, 10, 10, 10, 20, 20, 20, 30, 30, 30, 0, 0, 0, 10, 10, 10, 20, 20, 20, 30, 30, 30]) };
+    const c = squareCrop(img, { x: 0, y: 0, width: 4, height: 2 }, 1, 4);
+    expect([...c.filter((_, i) => i % 3 === 0)].slice(0, 4)).toEqual([0, 10, 20, 30]); // row 0 = image row (edge above)
+    const out = squareCrop(img, { x: -10, y: 0, width: 2, height: 2 }, 1, 2);
+    expect([...out]).toEqual(new Array(12).fill(0)); // left of the image: the left edge's colour
+  });
 });
 
 describe("FaceDetector on photos", () => {
@@ -129,4 +138,41 @@ describe("FaceDetector on photos", () => {
     for (const f of faces) expect(finds(f, dets), JSON.stringify(f)).toBe(true);
     for (const d of dets) expect(inside(d.box, img.width, img.height)).toBe(true);
   }, 30_000);
+});
+
+describe("FaceMesh verifier", () => {
+  it("scores the sample faces near 1 and background, a gradient and noise near 0", async () => {
+    const img = await rgb(photo("sample1.jpg"));
+    const faces = await facemeshScores(img, SAMPLE1_FACES, { cropFactor: 1.5, batch: 4 });
+    for (const s of faces) expect(s).toBeGreaterThan(0.9);
+    // Wall / clothing regions of the same photo (no face inside the 1.5x crop).
+    const background = await facemeshScores(img, [{ x: 60, y: 900, width: 160, height: 160 }, { x: 1700, y: 900, width: 150, height: 150 }], { cropFactor: 1.5, batch: 4 });
+    for (const s of background) expect(s).toBeLessThan(0.1);
+    const noise = new Uint8Array(256 * 256 * 3);
+    let x = 12345;
+    for (let i = 0; i < noise.length; i++) noise[i] = (x = (x * 1103515245 + 12345) % 2147483648) >> 23;
+    const [n] = await facemeshScores({ data: noise, width: 256, height: 256 }, [{ x: 64, y: 64, width: 128, height: 128 }], { cropFactor: 1.5, batch: 1 });
+    expect(n).toBeLessThan(0.1);
+  }, 30_000);
+
+  it("with the verifier on, the sample faces stay and a gradient gives no faces", async () => {
+    const det = new FaceDetector({ verify: { minFace: 24, confident: 1 } });
+    expect(det.options.passes).toEqual(FACE_DEFAULTS.passes);
+    const img = await rgb(photo("sample2.jpg"));
+    const dets = await det.detect(img, { threshold: 0.15 });
+    for (const f of SAMPLE2_FACES) expect(finds(f, dets), JSON.stringify(f)).toBe(true);
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="480"><defs><linearGradient id="g"><stop offset="0" stop-color="#335"/><stop offset="1" stop-color="#eda"/></linearGradient></defs><rect width="640" height="480" fill="url(#g)"/></svg>`;
+    expect(await det.detect(await rgb(sharp(Buffer.from(svg))), { threshold: 0.15 })).toEqual([]);
+  }, 30_000);
+
+  it("options compose: one pass without BlazeFace or SSD, partial fusion", () => {
+    const det = new FaceDetector({ passes: [{ scale: 1, minFace: 16, maxFace: 100000, reference: 0.3 }], blazeface: { tile: 0 }, ssd: [], fusion: { reference: 0.15, minSource: { ssd: 0.2 } } });
+    expect(det.options.blazeface.overlap).toBe(FACE_DEFAULTS.blazeface.overlap);
+    expect(det.options.fusion.joinIou).toBe(FACE_DEFAULTS.fusion.joinIou);
+    expect(det.options.fusion.reference).toBe(0.15);
+    expect(det.options.fusion.minSource).toEqual({ ...FACE_DEFAULTS.fusion.minSource, ssd: 0.2 });
+    expect(() => new FaceDetector({ fusion: { reference: 1 } })).toThrow(/fusion.reference/);
+    expect(() => new FaceDetector({ ssd: [{ across: 0, overlap: 0.25 }] })).toThrow(/across/);
+    expect(() => new FaceDetector({ passes: [], blazeface: { tile: 0 }, ssd: [] })).toThrow(/at least one/);
+  });
 });
