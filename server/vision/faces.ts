@@ -1,41 +1,37 @@
 /**
- * Face detection for redaction: FaceBoxes (TF object-detection export, converted to ONNX) run at
- * several scales of the whole image, optionally BlazeFace (back-camera model) on overlapping
- * 256x256 tiles, all boxes mapped back to image pixels, scored by cross-source agreement and merged.
+ * Face detection for redaction: three models as independent sources, fused.
+ * - FaceBoxes (TF object-detection export, converted to ONNX) at several scales of the whole
+ *   image: its smallest anchors are 32 px of its input, so faces under ~24 px are only found when
+ *   the image is upscaled; each pass `{ scale, minFace, maxFace }` runs on the image resized by
+ *   `scale` and keeps boxes whose height in that input lies in [minFace, maxFace]. A pass whose
+ *   input would exceed `maxInputPixels` runs on overlapping tiles instead (memory, not quality).
+ * - BlazeFace-back (fixed batch 1) on 256x256 tiles overlapping by 25%.
+ * - face-api's SSD MobileNetV1 (trained on WIDER FACE; ssd-face.ts) on the whole image
+ *   letterboxed into 512x512 and on 3x3 overlapping square tiles (the small faces).
+ * FaceBoxes and BlazeFace scores are first mapped by `calibrate` so that each one's tuned point
+ * reads 0.15; SSD's are its probabilities. Then fusion (face-fusion.ts): candidates cluster by
+ * IoU, a cluster scores the noisy-OR of its sources' best scores (agreement between models is the
+ * strongest evidence there is) and its box is the union of its strong members; the fused score
+ * `fusion.reference` reads 0.15, the engine's default threshold. Boxes are tight face boxes (the
+ * engine expands them by faceBoxExpansionFactor), clipped to the image. An optional FaceMesh veto
+ * (`verify`, off: face-verify.ts) re-scores large boxes on a crop.
  *
- * - FaceBoxes' smallest anchors are 32 px of its input, so faces under ~24 px are only found when
- *   the image is upscaled: each pass `{ scale, minFace, maxFace }` runs the model on the image
- *   resized by `scale` (any size works; the graph pads to multiples of 128) and keeps boxes whose
- *   height in that pass's input lies in [minFace, maxFace]. A pass whose input would exceed
- *   `maxInputPixels` runs on overlapping tiles instead (memory, not quality).
- * - Merging: candidates sorted by score; one is dropped when its IoU with a kept box exceeds
- *   `nmsIou` or when `nmsContained` of its area lies inside a kept (higher-scoring) box.
- * - BlazeFace-back (fixed batch 1) runs on 256x256 tiles overlapping by 25%, one run per tile.
- * - Scores: each source's model score is mapped by `calibrate` so that its tuned operating point
- *   reads 0.15 (the engine's inner threshold); boxes are tight face boxes (the engine expands them
- *   by faceBoxExpansionFactor), clipped to the image.
- *
- * - Fusion (`FaceFusion`): every pass and BlazeFace is a source; a box seen by one source alone
- *   must reach the calibrated score `alone`, a box another source also found (IoU > 0.3) needs
- *   only `pair` from both; boxes under `smallFace` px use stricter *Small values. Candidates are
- *   generated below 0.15 (`candidateThreshold`) so that agreeing pairs can be seen. With a single
- *   source (one pass, blazeface.tile = 0) only `alone` applies: lower it, or use FUSION_UNION.
- * - Optional FaceMesh veto (`verify`, off by default; face-verify.ts).
- *
- * Measured on data/faces-dev (WIDER crowds ~1024 px, boxes x1.5, threshold 0.15), found for faces
- * >= 40 / 20-40 / 10-20 px high, boxes per image touching no face, detect time per image; all 242
- * images, the three settings run back to back on 2 shared CPU cores:
- *   FUSION_UNION (the former behaviour)   94.6 / 86.1 / 69.2 %, 7.7 false/img, ~0.71 s
- *   FUSION_BALANCED (FACE_DEFAULTS)        94.7 / 86.0 / 42.4 %, 4.2 false/img, ~0.73 s (x1.02)
- *   FUSION_STRICT                          90.6 / 68.5 / 28.0 %, 0.34 false/img, ~0.65 s
- * (every 3rd image, 81: union 94.9 / 86.5 / 75.1 %, 9.4 false/img; balanced 95.2 / 85.3 / 49.6 %,
- * 3.0 false/img.) Fusion itself costs ~1%. No setting of these models reaches >= 98 / 90 % at
- * 0.3 false boxes per image: the remaining misses >= 40 px are mostly profiles, faces behind
- * instruments and backs of heads that no source scores above ~0.1.
- * FaceMesh veto (crop 1.5x, minScore 0.02, boxes >= 40 px below 0.9): false boxes -30% but faces
- * >= 40 px found -5.6 points (it rejects profiles and occluded faces), ~10 ms per crop: not used.
- * Per frame (same machine, before fusion): ~0.95 s at 1280x720, ~1.9 s at 1920x1080 (FaceBoxes
- * 2x dominates, BlazeFace tiles ~0.4 / 0.6 s of it).
+ * Measured on data/faces-dev (WIDER crowds ~1024 px; a face is found when one box, x1.5, covers
+ * 70% of it): found for faces >= 40 / 20-40 / 10-20 px high, boxes per image touching no face:
+ *   these defaults, threshold 0.15, all 242 images   97.0 / 95.8 / 89.1 %, 7.6 false/img
+ *   former FaceBoxes + BlazeFace union (all 242)     94.6 / 86.1 / 69.2 %, 7.7 false/img
+ *   every 3rd image (81), threshold 0.15             97.6 / 95.4 / 91.5 %, 7.2 false/img, ~1.5 s/img
+ *   former FaceBoxes + BlazeFace union (81)           94.9 / 86.5 / 75.2 %, 9.4 false/img, ~0.7 s/img
+ * The threshold trades recall for stray boxes (every 3rd image; innerObjectsConfidenceThreshold):
+ *   0.21: 97.0 / 94.5 / 88.5 %, 5.3   0.27: 96.4 / 92.9 / 85.0 %, 3.9   0.39: 94.6 / 89.6 / 79.4 %, 2.4
+ *   0.51: 94.0 / 84.4 / 73.7 %, 1.4   0.64: 93.8 / 82.5 / 66.7 %, 0.57  0.76: 92.6 / 77.9 / 58.0 %, 0.20
+ * No setting of these models reaches >= 98 % of faces >= 40 px: the misses are mostly profiles,
+ * faces behind instruments and heavily occluded faces no source scores above ~0.1; many "false"
+ * boxes are unlabelled faces (blurred crowd faces, statues, toys) or backs of heads. SSD's 3x3
+ * tiles cost about half the time. The FaceMesh veto (crop 1.5x, minScore 0.02, boxes >= 40 px
+ * below 0.9) cut false boxes by 30% but lost 5.6 points of faces >= 40 px (it rejects profiles
+ * and occluded faces), ~10 ms per crop: off by default.
+ * Video (schedule.ts) runs FaceBoxes + BlazeFace only, at the union operating point.
  */
 import sharp from "sharp";
 import { type Box, clip, coverage, iou } from "@/lib/geometry";
