@@ -5,7 +5,10 @@
  * behind often shows none), it is placed above the shoulders. Every detected face (the shared face
  * run, shared.ts) is a head too: MoveNet at 256 px misses people smaller than ~40 px and crowds of
  * more than six, the face detector does not. A face's head is the face box grown to the skull
- * (`headFromFace`); where it overlaps a pose's head the two become one box, their union.
+ * (`headFromFace`); where it overlaps a pose's head the two become one box, their union. A face no
+ * pose confirms becomes a head of its own only where MoveNet could not have seen its person (six
+ * poses already, or a small face scoring at least 0.5): a large unconfirmed "face" is more often
+ * a hand or a pattern than a person MoveNet missed.
  *
  * The image is letterboxed into 256x256 (MoveNet's advised size), keypoints come back normalised
  * to that square.
@@ -58,18 +61,24 @@ export function headFromKeypoints(k: readonly Keypoint[]): Box | null {
   return null;
 }
 
+const MOVENET_MAX_POSES = 6;
+const SMALL_FACE = 0.04;
+const SURE_FACE = 0.5;
+/** Head height / face height in `headFromFace`. */
+const HEAD_PER_FACE = 1.65;
+
 /** The head around a tight face box (brows to chin): wider, and up to the crown (pure). */
 export function headFromFace(f: Box): Box {
-  return { x: f.x - 0.25 * f.width, y: f.y - 0.5 * f.height, width: 1.5 * f.width, height: 1.65 * f.height };
+  return { x: f.x - 0.25 * f.width, y: f.y - 0.5 * f.height, width: 1.5 * f.width, height: HEAD_PER_FACE * f.height };
 }
 
 /** Pose heads and face heads, one box per head: overlapping pairs become their union (pure). */
-export function mergeHeads(poseHeads: readonly Detection[], faceHeads: readonly Detection[]): Detection[] {
+export function mergeHeads(poseHeads: readonly Detection[], faceHeads: readonly Detection[], keepAlone: (faceHead: Detection) => boolean = () => true): Detection[] {
   const out = poseHeads.map((d) => ({ ...d }));
   for (const f of faceHeads) {
     const same = out.find((p) => iou(p.box, f.box) > 0.3 || coverage(p.box, f.box) > 0.6 || coverage(f.box, p.box) > 0.6);
     if (!same) {
-      out.push({ ...f });
+      if (keepAlone(f)) out.push({ ...f });
       continue;
     }
     const x = Math.min(same.box.x, f.box.x), y = Math.min(same.box.y, f.box.y); // prettier-ignore
@@ -86,7 +95,11 @@ export class HeadDetector implements Detector {
   async detect(image: RgbImage, opts: DetectOptions): Promise<Detection[]> {
     const [poses, faces] = await Promise.all([this.poseHeads(image, opts.threshold), (opts.faces ?? ((t: number) => detectFacesShared(image, t)))(opts.threshold)]);
     const faceHeads = faces.map((f) => ({ type: "head" as const, score: f.score, box: clip(headFromFace(f.box), image.width, image.height), label: "face" }));
-    return mergeHeads(poses, faceHeads);
+    // A face no pose confirms is a head of its own when MoveNet could not have seen its person:
+    // MoveNet is full (six poses) or the face is small (under 4% of the longer side) and sure.
+    const long = Math.max(image.width, image.height);
+    const unseen = (h: Detection) => poses.length >= MOVENET_MAX_POSES || (h.box.height / HEAD_PER_FACE < SMALL_FACE * long && h.score >= SURE_FACE);
+    return mergeHeads(poses, faceHeads, unseen);
   }
 
   /** Heads of MoveNet's (up to six) poses. */
