@@ -4,38 +4,18 @@
  * faces), a plain gradient, the photo shrunk so its faces are ~20-30 px high on a 1280x720 canvas,
  * and the FaceMesh verifier on face and non-face crops.
  */
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Box, coverage, iou } from "@/lib/geometry";
-import { resetConfig } from "@/server/config";
 import { FACE_DEFAULTS, FaceDetector, calibrate, mergeFaces, tileGrid, uncalibrate } from "@/server/vision/faces";
 import { facemeshScores, squareCrop } from "@/server/vision/face-verify";
 import type { Detection, RgbImage } from "@/server/vision/types";
+import { useModelDataDir } from "./helpers/models";
 
 const DEMO = path.join(process.cwd(), "node_modules/@vladmandic/face-api/demo");
 
-let dataDir = "";
-const savedDataDir = process.env.OBSCURA_DATA_DIR;
-beforeAll(() => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "obscura-faces-"));
-  // Reuse converted models from the repo's cache when present (conversion takes a few seconds).
-  const cached = path.join(process.cwd(), "data", "models");
-  if (fs.existsSync(cached)) {
-    fs.mkdirSync(path.join(dataDir, "models"), { recursive: true });
-    for (const f of fs.readdirSync(cached)) if (/^(faceboxes|blazeface-back|facemesh)-[0-9a-f]{12}\.onnx$/.test(f)) fs.copyFileSync(path.join(cached, f), path.join(dataDir, "models", f));
-  }
-  process.env.OBSCURA_DATA_DIR = dataDir;
-  resetConfig();
-});
-afterAll(() => {
-  if (savedDataDir === undefined) delete process.env.OBSCURA_DATA_DIR;
-  else process.env.OBSCURA_DATA_DIR = savedDataDir;
-  resetConfig();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+useModelDataDir("faces", /^(faceboxes|blazeface-back|facemesh)-[0-9a-f]{12}\.onnx$/);
 
 async function rgb(s: ReturnType<typeof sharp>): Promise<RgbImage> {
   const { data, info } = await s.removeAlpha().raw().toBuffer({ resolveWithObject: true });

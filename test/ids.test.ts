@@ -3,39 +3,20 @@
  * cases, then the real engine on a synthetic card carrying a real portrait (face-api's demo photo),
  * tilted and mirrored, and on scenes that must give no card (the bare photo, a page of text).
  */
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Box, coverage, iou } from "@/lib/geometry";
-import { resetConfig } from "@/server/config";
 import { detectImage } from "@/server/vision/engine";
 import { headFromFace, mergeHeads } from "@/server/vision/heads";
 import { idCardsFromFacesAndText } from "@/server/vision/ids";
 import type { TextBox } from "@/server/vision/text-detect";
 import type { Detection, RgbImage } from "@/server/vision/types";
 import { idCardSvg, pageSvg } from "./helpers/scenes";
+import { useModelDataDir } from "./helpers/models";
 
 const DEMO = path.join(process.cwd(), "node_modules/@vladmandic/face-api/demo");
-let dataDir = "";
-const saved = process.env.OBSCURA_DATA_DIR;
-beforeAll(() => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "obscura-ids-"));
-  const cached = path.join(process.cwd(), "data", "models");
-  if (fs.existsSync(cached)) {
-    fs.mkdirSync(path.join(dataDir, "models"), { recursive: true });
-    for (const f of fs.readdirSync(cached)) if (/-[0-9a-f]{12}\.onnx$/.test(f)) fs.copyFileSync(path.join(cached, f), path.join(dataDir, "models", f));
-  }
-  process.env.OBSCURA_DATA_DIR = dataDir;
-  resetConfig();
-});
-afterAll(() => {
-  if (saved === undefined) delete process.env.OBSCURA_DATA_DIR;
-  else process.env.OBSCURA_DATA_DIR = saved;
-  resetConfig();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+useModelDataDir("ids");
 
 async function rgb(s: ReturnType<typeof sharp>): Promise<RgbImage> {
   const { data, info } = await s.removeAlpha().raw().toBuffer({ resolveWithObject: true });

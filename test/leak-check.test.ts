@@ -21,6 +21,7 @@ import {
   type LeakHit,
 } from "@/server/pipeline/leak-check";
 import { tempDir } from "./helpers/server";
+import { RENDER_DEFAULTS } from "@/lib/api/video";
 
 const SAMPLE = path.resolve("node_modules/@vladmandic/face-api/demo/sample1.jpg");
 
@@ -94,17 +95,7 @@ describe("leak check on rendered video", () => {
   // patch of dark background left of the first person (scores 0.15-0.29 on the re-encoded
   // output): a possible leak by the detector's own standard. The three faces score ~0.99.
   const settings = { objectsConfidenceThreshold: 0.3, innerObjectsConfidenceThreshold: 0.5, faceBoxExpansionFactor: 1.5, profileName: "gen6_standard" };
-  const config: VideoRenderConfig = {
-    redactionStyle: "MOSAIC",
-    redactionShape: "RECTANGLE",
-    redactionIntensity: "MEDIUM",
-    redactionColor: "#9F0500",
-    maskAudio: null,
-    maskAudioParams: [0.32, -0.24],
-    videoQuality: 0.65,
-    videoPreset: "ULTRAFAST",
-    exportHashes: [],
-  };
+  const config: VideoRenderConfig = { ...RENDER_DEFAULTS, maskAudioParams: [...RENDER_DEFAULTS.maskAudioParams], exportHashes: [] };
 
   const renderAndCheck = async (name: string, tracks: Track[], style: Partial<VideoRenderConfig> = {}) => {
     const out = path.join(dir, name);

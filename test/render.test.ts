@@ -34,23 +34,14 @@ import type { Track } from "@/server/tracking";
 import { detectImage } from "@/server/vision/engine";
 import { makeTestVideo } from "./helpers/fixtures";
 import { tempDir } from "./helpers/server";
+import { RENDER_DEFAULTS } from "@/lib/api/video";
 
 const SAMPLE = path.resolve("node_modules/@vladmandic/face-api/demo/sample1.jpg");
 const STYLES: DrawStyle[] = ["BLUR", "PIXELATE", "MOSAIC", "FILL", "OUTLINE"];
 const SHAPES: RedactionShape[] = ["RECTANGLE", "ELLIPSE"];
 const INTENSITIES: Intensity[] = ["LOW", "MEDIUM", "HIGH"];
 
-const baseConfig: VideoRenderConfig = {
-  redactionStyle: "MOSAIC",
-  redactionShape: "RECTANGLE",
-  redactionIntensity: "MEDIUM",
-  redactionColor: "#9F0500",
-  maskAudio: null,
-  maskAudioParams: [0.32, -0.24],
-  videoQuality: 0.65,
-  videoPreset: "ULTRAFAST",
-  exportHashes: [],
-};
+const baseConfig: VideoRenderConfig = { ...RENDER_DEFAULTS, maskAudioParams: [...RENDER_DEFAULTS.maskAudioParams], exportHashes: [] };
 const styleOf = (s: RedactionStyle, shape: RedactionShape = "RECTANGLE", intensity: Intensity = "MEDIUM") => ({
   redactionStyle: s,
   redactionShape: shape,

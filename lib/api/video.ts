@@ -186,6 +186,19 @@ export interface VideoJobSpec {
   };
 }
 
+/** The spec's RenderConfig defaults (video). */
+export const RENDER_DEFAULTS: Readonly<Required<Omit<VideoJobSpec["render"], "leakCheck">>> = {
+  redactionStyle: "MOSAIC",
+  redactionShape: "RECTANGLE",
+  redactionIntensity: "MEDIUM",
+  redactionColor: "#9F0500",
+  maskAudio: null,
+  maskAudioParams: [0.32, -0.24],
+  videoQuality: 0.65,
+  videoPreset: "ULTRAFAST",
+  exportHashes: [],
+};
+
 export const PROFILE_DEFAULTS: Record<(typeof PROFILE_NAMES)[number], { objects: number; inner: number }> = {
   gen6_standard: { objects: 0.3, inner: 0.15 },
   gen6_highMotion: { objects: 0.3, inner: 0.15 },
@@ -223,14 +236,14 @@ export function videoJobSpec(req: VideoProcessRequest, ids: { projectId: string;
       profileName,
     },
     render: {
-      redactionStyle: r.redactionStyle ?? "MOSAIC",
-      redactionShape: r.redactionShape ?? "RECTANGLE",
-      redactionIntensity: r.redactionIntensity ?? "MEDIUM",
-      redactionColor: (r.redactionColor ?? "#9F0500").toUpperCase(),
-      maskAudio: r.maskAudio ?? null,
-      maskAudioParams: (r.maskAudioParams as [number, number] | undefined) ?? [0.32, -0.24],
-      videoQuality: r.videoQuality ?? 0.65,
-      videoPreset: r.videoPreset ?? "ULTRAFAST",
+      redactionStyle: r.redactionStyle ?? RENDER_DEFAULTS.redactionStyle,
+      redactionShape: r.redactionShape ?? RENDER_DEFAULTS.redactionShape,
+      redactionIntensity: r.redactionIntensity ?? RENDER_DEFAULTS.redactionIntensity,
+      redactionColor: (r.redactionColor ?? RENDER_DEFAULTS.redactionColor).toUpperCase(),
+      maskAudio: r.maskAudio ?? RENDER_DEFAULTS.maskAudio,
+      maskAudioParams: (r.maskAudioParams as [number, number] | undefined) ?? [...RENDER_DEFAULTS.maskAudioParams],
+      videoQuality: r.videoQuality ?? RENDER_DEFAULTS.videoQuality,
+      videoPreset: r.videoPreset ?? RENDER_DEFAULTS.videoPreset,
       exportHashes: unique(r.exportHashes ?? []),
       leakCheck: r.leakCheck ?? true,
     },
