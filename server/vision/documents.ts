@@ -44,7 +44,8 @@ export function documentsFromText(lines: readonly TextBox[], width: number, heig
   return out;
 }
 
-function median(xs: number[]): number {
+/** The middle value (the upper one of an even count); 0 for none. */
+export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] ?? 0;
 }

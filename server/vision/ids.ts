@@ -22,6 +22,7 @@
  * name badge worn on a shirt can pass, which for redaction is the safe side.
  */
 import { type Box, clip, coverage, iou } from "@/lib/geometry";
+import { median } from "./documents";
 import { PlateDetector } from "./plates";
 import { detectFacesShared } from "./shared";
 import { detectTextShared, type Point, type TextBox } from "./text-detect";
@@ -110,10 +111,6 @@ function stacked(lines: readonly TextBox[]): boolean {
   return false;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? 0;
-}
 
 export class IdCardDetector implements Detector {
   readonly name = "ids-face-text";
