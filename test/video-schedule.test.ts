@@ -4,38 +4,20 @@
  * the expensive face passes see them) and a moving plate must be covered by a track box in every
  * frame, and an empty clip gives no tracks.
  */
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Box, coverage } from "@/lib/geometry";
-import { resetConfig } from "@/server/config";
 import { probe, runFfmpeg } from "@/server/media";
 import { expandTracks, type Track } from "@/server/tracking";
 import { DEFAULT_ENGINE_SETTINGS } from "@/server/vision/engine";
 import { bands, extendHead, roundRobin, splitEven, VideoSchedule } from "@/server/vision/schedule";
 import { detectVideo } from "@/server/vision/video";
+import { useModelDataDir } from "./helpers/models";
 import { carSvg } from "./helpers/scenes";
 
-let dir = "";
-const savedDataDir = process.env.OBSCURA_DATA_DIR;
-beforeAll(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "obscura-schedule-"));
-  const cached = path.join(process.cwd(), "data", "models");
-  if (fs.existsSync(cached)) {
-    fs.mkdirSync(path.join(dir, "data", "models"), { recursive: true });
-    for (const f of fs.readdirSync(cached)) if (/^(faceboxes|blazeface-back|centernet)-[0-9a-f]{12}\.onnx$/.test(f)) fs.copyFileSync(path.join(cached, f), path.join(dir, "data", "models", f));
-  }
-  process.env.OBSCURA_DATA_DIR = path.join(dir, "data");
-  resetConfig();
-});
-afterAll(() => {
-  if (savedDataDir === undefined) delete process.env.OBSCURA_DATA_DIR;
-  else process.env.OBSCURA_DATA_DIR = savedDataDir;
-  resetConfig();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+// Clips are written into the same throwaway data dir.
+const data = useModelDataDir("schedule", /^(faceboxes|blazeface-back|centernet)-[0-9a-f]{12}\.onnx$/);
 
 describe("schedule geometry", () => {
   it("cuts the frame into tile-high bands that cover it, overlapping", () => {
@@ -114,9 +96,9 @@ describe("detectVideo with the sweep schedule", () => {
   it("covers three small moving faces (25 px) in every frame, one track each", async () => {
     // sample1 shrunk to 192 px wide (faces ~25 px high), moving right 80 px/s on a 1280x720 canvas.
     const k = 0.1;
-    const small = path.join(dir, "faces.png");
+    const small = path.join(data.dir(), "faces.png");
     await sharp(path.join(process.cwd(), "node_modules/@vladmandic/face-api/demo/sample1.jpg")).rotate().resize(192).png().toFile(small);
-    const clip = path.join(dir, "faces.mp4");
+    const clip = path.join(data.dir(), "faces.mp4");
     await runFfmpeg(["-f", "lavfi", "-i", "color=c=0x5a646e:s=1280x720:r=25:d=2", "-loop", "1", "-i", small, "-filter_complex", "[0][1]overlay=x='500+t*80':y=400:shortest=1,format=yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-crf", "12", clip]);
     const media = await probe(clip);
     const n = media.video.frameCount;
@@ -137,12 +119,12 @@ describe("detectVideo with the sweep schedule", () => {
   }, 180_000);
 
   it("covers a moving plate in every frame", async () => {
-    const scene = path.join(dir, "scene.png");
+    const scene = path.join(data.dir(), "scene.png");
     await sharp(Buffer.from(carSvg({ x: 300, y: 300, width: 200, height: 100 })))
       .resize(1600, 1200)
       .png()
       .toFile(scene);
-    const clip = path.join(dir, "plate.mp4");
+    const clip = path.join(data.dir(), "plate.mp4");
     // the crop moves 100 px/s right: the plate moves 100 px/s left in the frame
     await runFfmpeg(["-loop", "1", "-framerate", "25", "-i", scene, "-t", "2", "-vf", "crop=1280:720:'t*100':100,format=yuv420p", "-c:v", "libx264", "-preset", "ultrafast", clip]);
     const media = await probe(clip);
@@ -152,7 +134,7 @@ describe("detectVideo with the sweep schedule", () => {
   }, 180_000);
 
   it("finds nothing in an empty clip", async () => {
-    const clip = path.join(dir, "empty.mp4");
+    const clip = path.join(data.dir(), "empty.mp4");
     await runFfmpeg(["-f", "lavfi", "-i", "color=c=0x7a8a9a:s=1280x720:r=25:d=1", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", clip]);
     const media = await probe(clip);
     const r = await detectVideo(clip, media, ["FACE_DETECTION", "LICENSE_PLATE_DETECTION"], settings, { schedule: "sweep" });
