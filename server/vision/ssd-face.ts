@@ -21,12 +21,12 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { ObscuraError } from "@/lib/errors";
 import { config } from "../config";
 import { log } from "../log";
 import { readWeights } from "./convert";
+import { packageDir } from "./models";
 import { OnnxGraph, type Value } from "./convert/onnx-graph";
 import type { ConstTensor } from "./convert/tfjs-model";
 
@@ -38,19 +38,7 @@ const MANIFEST = "ssd_mobilenetv1_model-weights_manifest.json";
 
 /** Where face-api's weights are: OBSCURA_FACE_API_MODELS_DIR, the package as resolved from here, or ./node_modules. */
 export function faceApiModelDir(): string {
-  const env = process.env.OBSCURA_FACE_API_MODELS_DIR;
-  if (env) return path.resolve(env);
-  const candidates: string[] = [];
-  try {
-    const pkg = ["@vladmandic", "face-api", "package.json"].join("/"); // built at run time: keep bundlers out of it
-    candidates.push(path.join(path.dirname(createRequire(import.meta.url).resolve(pkg)), "model"));
-  } catch {
-    // not resolvable from here (bundled server code)
-  }
-  candidates.push(path.join(process.cwd(), "node_modules", "@vladmandic", "face-api", "model"));
-  const found = candidates.find((c) => fs.existsSync(path.join(c, MANIFEST)));
-  if (!found) throw new ObscuraError("FAILED_PRECONDITION", `@vladmandic/face-api's SSD weights were not found (looked in ${candidates.join(", ")}); install it or set OBSCURA_FACE_API_MODELS_DIR`);
-  return found;
+  return packageDir("@vladmandic/face-api", "model", MANIFEST, "OBSCURA_FACE_API_MODELS_DIR");
 }
 
 /** face-api's SSD weights, decoded (uint8-quantised in the package). */
