@@ -17,6 +17,7 @@ import { renderVideo } from "../render";
 import { downloadPrefix, downloadToFile, isPrefixUri, joinUri, redactUri, removePrefix, uploadDir, uploadFile } from "../storage";
 import type { PipelineContext, PipelineResult } from "./context";
 import { checkVideoLeaks, leakCheckEnabled, leakFeatures, leakSummary, type LeakSummary } from "./leak-check";
+import { mergeTracks } from "./merge-tracks";
 import { FILES, MANIFEST_SCHEMA, readManifest, writeJson, type DetectionsFile, type SessionManifest } from "./state";
 import { log } from "../log";
 import { detectVideo, type VideoDetectionResult } from "../vision/video";
@@ -24,19 +25,16 @@ import { FEATURE_TYPES } from "../vision/engine";
 import { trackBoxesByFrame } from "../tracking";
 import type { ObjectType } from "../vision/types";
 
-/** Replaces the tracks of the types just detected, keeps the others, keeps track ids unique. */
+/** The new run's tracks replace those of the types just detected, except a reviewer's (merge-tracks.ts). */
 export function mergeDetections(prev: DetectionsFile, features: readonly string[], result: VideoDetectionResult): DetectionsFile {
   const types = new Set<ObjectType>(features.flatMap((f) => FEATURE_TYPES[f as keyof typeof FEATURE_TYPES] ?? []));
-  const kept = prev.tracks.filter((t) => !types.has(t.type));
-  let next = kept.reduce((m, t) => Math.max(m, t.id), 0);
-  const fresh = result.tracks.map((t) => ({ ...t, id: ++next }));
   return {
     ...prev,
     features: [...new Set([...prev.features, ...(features as DetectionsFile["features"])])],
     detectors: [...new Set([...prev.detectors, ...result.detectors])],
     missingFeatures: [...new Set([...prev.missingFeatures.filter((f) => !features.includes(f)), ...result.missingFeatures])],
     profile: result.profile,
-    tracks: [...kept, ...fresh],
+    tracks: mergeTracks(prev.tracks, types, result.tracks),
   };
 }
 
