@@ -15,6 +15,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import type { z as Z } from "zod";
 import type { StyleConfig } from "@/server/render";
+import type { LeakReport } from "@/server/pipeline/leak-check";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 // Models are converted once into <data dir>/models: use the repository's data dir from anywhere.
@@ -357,7 +358,7 @@ async function run(opts: Parsed): Promise<void> {
       for (const t of detected.tracks) byType.set(t.type, (byType.get(t.type) ?? 0) + 1);
       const found = [...byType].map(([t, n]) => `${n} ${t}`).join(", ") || "nothing";
       process.stderr.write(`obscura: ${path.relative(process.cwd(), output) || output}: ${rendered.frames} frames, redacted ${found} (tracks) in ${seconds.toFixed(1)} s\n`);
-      if (report) printLeaks(report.leaks, report.framesScanned, true);
+      if (report) printLeaks(report, true);
       if (opts.json) {
         const doc = {
           input,
@@ -372,6 +373,7 @@ async function run(opts: Parsed): Promise<void> {
           tracks: detected.tracks,
           leakCheck: report ? { ...leakSummary(report), maxCoverage: report.maxCoverage, detectionStride: report.detectionStride } : null,
           leaks: report?.leaks ?? null,
+          dismissed: report?.dismissed ?? null,
         };
         process.stdout.write(JSON.stringify(doc, null, 2) + "\n");
       }
@@ -397,7 +399,7 @@ async function run(opts: Parsed): Promise<void> {
       fs.renameSync(partial, output);
       const seconds = (performance.now() - t0) / 1000;
       process.stderr.write(`obscura: ${path.relative(process.cwd(), output) || output}: redacted ${found.length} object(s) in ${seconds.toFixed(1)} s\n`);
-      if (report) printLeaks(report.leaks, report.framesScanned, false);
+      if (report) printLeaks(report, false);
       if (opts.json) {
         const round = (v: number) => Math.round(v * 10) / 10;
         const doc = {
@@ -416,6 +418,7 @@ async function run(opts: Parsed): Promise<void> {
           })),
           leakCheck: report ? { ...leakSummary(report), maxCoverage: report.maxCoverage } : null,
           leaks: report?.leaks ?? null,
+          dismissed: report?.dismissed ?? null,
         };
         process.stdout.write(JSON.stringify(doc, null, 2) + "\n");
       }
@@ -430,8 +433,9 @@ function pickStyle(r: StyleConfig): StyleConfig {
   return { redactionStyle: r.redactionStyle, redactionShape: r.redactionShape, redactionIntensity: r.redactionIntensity, redactionColor: r.redactionColor };
 }
 
-function printLeaks(leaks: readonly { type: string; firstTime: number; lastTime: number; box: { x: number; y: number; width: number; height: number }; score: number }[], framesScanned: number, video: boolean): void {
-  process.stderr.write(`obscura: leak check: ${leaks.length} possible leak(s) in ${framesScanned} scanned frame(s)\n`);
+function printLeaks({ leaks, dismissed, framesScanned }: Pick<LeakReport, "leaks" | "dismissed" | "framesScanned">, video: boolean): void {
+  const aside = dismissed.length ? ` (${dismissed.length} weak face hit(s) dismissed: FaceMesh saw no face)` : "";
+  process.stderr.write(`obscura: leak check: ${leaks.length} possible leak(s) in ${framesScanned} scanned frame(s)${aside}\n`);
   for (const l of leaks.slice(0, 20)) {
     const when = video ? ` at ${l.firstTime.toFixed(2)}-${l.lastTime.toFixed(2)} s` : "";
     const b = l.box;

@@ -2,8 +2,10 @@
  * The leak check (server/pipeline/leak-check.ts): coverage and grouping as pure functions, then
  * real renders of a face clip (the face-api sample photo, three faces) scanned again: a complete
  * track set leaves no leak, a disabled or cut-short track leaves one at its face with the right
- * times, OUTLINE redacts nothing, and the switches turn it off.
+ * times, the detector's weak false face at the default threshold is dismissed by FaceMesh, OUTLINE
+ * redacts nothing, and the switches turn it off.
  */
+import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { coverage, iou, type Box } from "@/lib/geometry";
@@ -16,6 +18,7 @@ import {
   groupLeaks,
   leakCheckEnabled,
   leakFeatures,
+  leakSummary,
   leakThresholds,
   unionCoverage,
   type LeakHit,
@@ -51,11 +54,27 @@ describe("leak check: pure parts", () => {
       hit(0, 400, 0.12), hit(3, 401, 0.11), // never reaches 0.15: not reported
       hit(30, 100, 0.5), // too long after frame 12: a new leak
     ];
-    const leaks = groupLeaks(hits, { stride: 3, fps: 25, report: { objects: 0.3, inner: 0.15 } });
+    const { leaks, dismissed } = groupLeaks(hits, { stride: 3, fps: 25, report: { objects: 0.3, inner: 0.15 } });
     expect(leaks).toHaveLength(2);
+    expect(dismissed).toEqual([]);
     expect(leaks[0]).toMatchObject({ id: 1, type: "face", firstFrame: 0, lastFrame: 12, firstTime: 0, lastTime: 0.48, frame: 3, time: 0.12, score: 0.9, hits: 4 });
     expect(leaks[0]!.box).toEqual(b(102));
     expect(leaks[1]).toMatchObject({ id: 2, firstFrame: 30, lastFrame: 30, hits: 1 });
+  });
+
+  it("dismisses weak faces FaceMesh saw no face in, never strong or unjudged ones", () => {
+    const b = (x: number): Box => ({ x, y: 10, width: 40, height: 40 });
+    const hit = (frame: number, x: number, score: number, faceCheck?: number): LeakHit => ({ frame, type: "face", box: b(x), score, coverage: 0, ...(faceCheck !== undefined ? { faceCheck } : {}) });
+    const hits = [
+      hit(0, 100, 0.2, 0.01), hit(3, 100, 0.3, 0.02), // weak, no face: dismissed
+      hit(0, 300, 0.2, 0.01), hit(3, 300, 0.25, 0.9), // FaceMesh saw a face once: a leak
+      hit(0, 500, 0.3), // too small to judge (no faceCheck): a leak
+      hit(0, 700, 0.2, 0.0), hit(3, 700, 0.2), // one hit unjudged: a leak
+      hit(0, 900, 0.8, 0.0), // strong: a leak whatever FaceMesh says
+    ];
+    const { leaks, dismissed } = groupLeaks(hits, { stride: 3, fps: 25, report: { objects: 0.3, inner: 0.15 } });
+    expect(dismissed.map((l) => [l.box.x, l.faceCheck])).toEqual([[100, 0.02]]);
+    expect(leaks.map((l) => [l.box.x, l.faceCheck])).toEqual([[300, 0.9], [500, undefined], [700, 0], [900, 0]]);
   });
 
   describe("switches", () => {
@@ -170,6 +189,27 @@ describe("leak check on rendered video", () => {
     // scanned frames are 0, 3, 6, ...: the first one after frame 37 is 39 (1.56 s)
     expect(leak).toMatchObject({ type: "face", firstFrame: 39, firstTime: 1.56, lastFrame: 72, lastTime: 2.88, hits: 12 });
     expect(coverage(leak.box, boxAt(cut, leak.frame)!)).toBeGreaterThan(0.9);
+  });
+
+  it("at the default face threshold, the dark background the detector takes for a face is dismissed by FaceMesh", async () => {
+    const out = path.join(dir, "all.mp4"); // rendered by the first test
+    if (!fs.existsSync(out)) await renderVideo(clip, out, { info, tracks: faces, config });
+    const report = await checkVideoLeaks(out, {
+      tracks: faces,
+      boxSpace: { width: info.video.displayWidth, height: info.video.displayHeight },
+      fps: info.video.fps,
+      style: config,
+      features: ["FACE_DETECTION"],
+      settings: { ...settings, innerObjectsConfidenceThreshold: 0.15 },
+    });
+    expect(report.leaks).toEqual([]);
+    expect(report.dismissed).toHaveLength(1);
+    const d = report.dismissed[0]!;
+    expect(d.score).toBeGreaterThanOrEqual(0.15);
+    expect(d.score).toBeLessThan(0.5);
+    expect(d.faceCheck).toBeLessThan(0.1);
+    expect(d.box.x).toBeLessThan(faces.map((t) => t.keyframes[0]!.box.x).sort((a, b) => a - b)[0]!); // left of the first person
+    expect(leakSummary(report)).toMatchObject({ leakCount: 0, dismissedCount: 1 });
   });
 
   it("OUTLINE redacts nothing: every face is reported", async () => {

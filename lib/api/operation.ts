@@ -32,6 +32,11 @@ export const operationSchema = named(
           leakCheck: z
             .object({
               framesScanned: z.number().int(),
+              dismissedCount: z
+                .number()
+                .int()
+                .optional()
+                .meta({ description: "Weak face hits a second model (FaceMesh) saw no face in: listed in leaks.json `dismissed`, not counted in leakCount." }),
               threshold: z.object({
                 seen: z.object({ objects: z.number(), inner: z.number() }),
                 report: z.object({ objects: z.number(), inner: z.number() }),

@@ -26,7 +26,7 @@ export function presentOperation(row: OperationRow): Operation {
   if (row.done && row.status === "succeeded" && row.response) {
     const r = row.response as { outputUri: string; leakCheck?: LeakSummary };
     const leaks = r.leakCheck
-      ? { leakCount: r.leakCheck.leakCount, leakCheck: { framesScanned: r.leakCheck.framesScanned, threshold: r.leakCheck.threshold, features: r.leakCheck.features } }
+      ? { leakCount: r.leakCheck.leakCount, leakCheck: { framesScanned: r.leakCheck.framesScanned, dismissedCount: r.leakCheck.dismissedCount ?? 0, threshold: r.leakCheck.threshold, features: r.leakCheck.features } }
       : {};
     op.response = { "@type": PROCESS_RESPONSE_TYPE, processResults: { outputUri: redactUri(r.outputUri), ...leaks } };
   }

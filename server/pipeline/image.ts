@@ -85,7 +85,7 @@ export async function runImagePipeline(ctx: PipelineContext, spec: ImageJobSpec)
       detectors: support.detectors,
       missingFeatures: support.missing,
       rendered: render,
-      ...(leaks ? { leakCheck: { ...leakSummary(leaks), maxCoverage: leaks.maxCoverage, detectors: leaks.detectors }, leaks: leaks.leaks } : {}),
+      ...(leaks ? { leakCheck: { ...leakSummary(leaks), maxCoverage: leaks.maxCoverage, detectors: leaks.detectors }, leaks: leaks.leaks, dismissed: leaks.dismissed } : {}),
     };
     await writeBytes(metadataUriFor(spec.outputUri), JSON.stringify(metadata, null, 2) + "\n", { contentType: "application/json", signal });
     if (!render) return { outputUri: metadataUriFor(spec.outputUri) };

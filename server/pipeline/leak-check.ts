@@ -21,6 +21,12 @@
  *   whose boxes overlap (IoU >= LEAK_GROUP_IOU) are one leak: first/last frame and time where it
  *   was seen, and the frame, box and score of its best hit. Boxes are in the tracks' box space
  *   (detections.json pixels: the video's display size).
+ * - Second opinion on weak faces: a face hit scored below LEAK_SURE_SCORE and at least
+ *   LEAK_VERIFY_MIN_FACE px is shown to MediaPipe FaceMesh (face-verify.ts), whose face-presence
+ *   output is 1.000 on the clip's real faces and 0.000 on the patch of dark background the face
+ *   detector scores 0.15-0.29 there (and 0.000 on the redacted faces). A face leak none of whose
+ *   hits reaches LEAK_SURE_SCORE or a presence of LEAK_FACE_CHECK is `dismissed`: listed apart,
+ *   not counted. Smaller faces are never dismissed (FaceMesh cannot judge a few pixels).
  *
  * No database, no queue: the CLI (scripts/obscura.ts) calls the same functions.
  */
@@ -30,6 +36,7 @@ import { decodeFrames, probe } from "../media";
 import { drawnBoxesAt, objectStyle, type StyleConfig } from "../render";
 import { PRIMARY_OBJECT_TYPES, trackingProfile, type Track } from "../tracking";
 import { detectImage, featureSupport, type EngineSettings } from "../vision/engine";
+import { facemeshScores } from "../vision/face-verify";
 import type { ObjectType, RgbImage } from "../vision/types";
 
 export const LEAKS_SCHEMA = "obscura.leaks/v1";
@@ -41,6 +48,12 @@ export const LEAK_MIN_SCORE = 0.1;
 export const LEAK_MAX_COVERAGE = 0.5;
 /** Hits on successive scanned frames overlapping this much are one leak. */
 export const LEAK_GROUP_IOU = 0.3;
+/** A face hit scored at least this is a leak without a second opinion... */
+export const LEAK_SURE_SCORE = 0.5;
+/** ...a weaker one needs FaceMesh's face presence at least this on one of its hits... */
+export const LEAK_FACE_CHECK = 0.5;
+/** ...unless its box is smaller than this (long side, scanned-frame px): then it always counts. */
+export const LEAK_VERIFY_MIN_FACE = 24;
 
 export interface Thresholds {
   /** People and vehicles (objectsConfidenceThreshold). */
@@ -66,6 +79,8 @@ export interface Leak {
   coverage: number;
   /** Scanned frames it was seen on. */
   hits: number;
+  /** Faces given a second opinion: FaceMesh's best face presence over the hits (0..1). */
+  faceCheck?: number;
 }
 
 export interface LeakReport {
@@ -85,18 +100,21 @@ export interface LeakReport {
   width: number;
   height: number;
   leaks: Leak[];
+  /** Weak face hits FaceMesh saw no face in: not counted, kept for a reviewer who wants to look. */
+  dismissed: Leak[];
 }
 
 /** The part of the report that goes into the operation's response and the manifest. */
 export interface LeakSummary {
   leakCount: number;
+  dismissedCount: number;
   framesScanned: number;
   threshold: { seen: Thresholds; report: Thresholds };
   features: string[];
 }
 
 export function leakSummary(r: LeakReport): LeakSummary {
-  return { leakCount: r.leaks.length, framesScanned: r.framesScanned, threshold: r.threshold, features: r.features };
+  return { leakCount: r.leaks.length, dismissedCount: r.dismissed.length, framesScanned: r.framesScanned, threshold: r.threshold, features: r.features };
 }
 
 /**
@@ -156,6 +174,8 @@ export interface LeakHit {
   box: Box;
   score: number;
   coverage: number;
+  /** FaceMesh face presence, for weak face hits big enough to judge. */
+  faceCheck?: number;
 }
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
@@ -164,10 +184,11 @@ const roundBox = (b: Box): Box => ({ x: round1(b.x), y: round1(b.y), width: roun
 /**
  * Joins uncovered hits (in frame order) into leaks: a hit continues the open leak of its type
  * whose last hit was on one of the previous two scanned frames and overlaps it best (IoU >=
- * LEAK_GROUP_IOU); leaks whose best score is below the report threshold of their type are dropped.
+ * LEAK_GROUP_IOU); leaks whose best score is below the report threshold of their type are dropped,
+ * weak faces FaceMesh saw no face in are `dismissed`.
  */
-export function groupLeaks(hits: readonly LeakHit[], opts: { stride: number; fps: number; report: Thresholds }): Leak[] {
-  interface Group { type: ObjectType; label?: string; first: number; last: number; lastBox: Box; best: LeakHit; hits: number }
+export function groupLeaks(hits: readonly LeakHit[], opts: { stride: number; fps: number; report: Thresholds }): { leaks: Leak[]; dismissed: Leak[] } {
+  interface Group { type: ObjectType; label?: string; first: number; last: number; lastBox: Box; best: LeakHit; hits: number; faceCheck?: number; unchecked: boolean }
   const groups: Group[] = [];
   const byFrame = new Map<number, LeakHit[]>();
   for (const h of hits) byFrame.set(h.frame, [...(byFrame.get(h.frame) ?? []), h]);
@@ -191,18 +212,23 @@ export function groupLeaks(hits: readonly LeakHit[], opts: { stride: number; fps
         best.hits++;
         if (h.score > best.best.score) best.best = h;
       } else {
-        best = { type: h.type, label: h.label, first: frame, last: frame, lastBox: h.box, best: h, hits: 1 };
+        best = { type: h.type, label: h.label, first: frame, last: frame, lastBox: h.box, best: h, hits: 1, unchecked: false };
         groups.push(best);
       }
+      if (h.faceCheck === undefined) best.unchecked = true;
+      else best.faceCheck = Math.max(best.faceCheck ?? 0, h.faceCheck);
       used.add(best);
     }
   }
   const fps = opts.fps > 0 ? opts.fps : 25;
   const t = (f: number) => +(f / fps).toFixed(3);
-  return groups
+  const dismissedGroup = (g: Group) =>
+    g.type === "face" && !g.unchecked && g.best.score < LEAK_SURE_SCORE && (g.faceCheck ?? 0) < LEAK_FACE_CHECK;
+  const reported = groups
     .filter((g) => g.best.score >= forType(opts.report, g.type))
-    .sort((a, b) => a.first - b.first || a.best.box.x - b.best.box.x)
-    .map((g, i) => ({
+    .sort((a, b) => a.first - b.first || a.best.box.x - b.best.box.x);
+  const present = (list: Group[]): Leak[] =>
+    list.map((g, i) => ({
       id: i + 1,
       type: g.type,
       ...(g.label ? { label: g.label } : {}),
@@ -216,7 +242,9 @@ export function groupLeaks(hits: readonly LeakHit[], opts: { stride: number; fps
       score: Math.round(g.best.score * 1e4) / 1e4,
       coverage: Math.round(g.best.coverage * 1000) / 1000,
       hits: g.hits,
+      ...(g.faceCheck !== undefined ? { faceCheck: Math.round(g.faceCheck * 1000) / 1000 } : {}),
     }));
+  return { leaks: present(reported.filter((g) => !dismissedGroup(g))), dismissed: present(reported.filter(dismissedGroup)) };
 }
 
 /** The hits of one scanned image outside the redacted boxes (boxes in the same pixels). */
@@ -230,10 +258,18 @@ async function scanImage(
 ): Promise<LeakHit[]> {
   const found = await detectImage(image, features, { objectsConfidenceThreshold: seen.objects, innerObjectsConfidenceThreshold: seen.inner, faceBoxExpansionFactor: 1 });
   const out: LeakHit[] = [];
+  const toCheck: { hit: LeakHit; box: Box }[] = [];
   for (const d of found) {
     const box = toBoxSpace(d.box);
     const coverage = unionCoverage(box, redacted);
-    if (coverage < LEAK_MAX_COVERAGE) out.push({ frame, type: d.type, ...(d.label ? { label: d.label } : {}), box, score: d.score, coverage });
+    if (coverage >= LEAK_MAX_COVERAGE) continue;
+    const hit: LeakHit = { frame, type: d.type, ...(d.label ? { label: d.label } : {}), box, score: d.score, coverage };
+    out.push(hit);
+    if (d.type === "face" && d.score < LEAK_SURE_SCORE && Math.max(d.box.width, d.box.height) >= LEAK_VERIFY_MIN_FACE) toCheck.push({ hit, box: d.box });
+  }
+  if (toCheck.length) {
+    const presence = await facemeshScores(image, toCheck.map((c) => c.box), { cropFactor: 1.5, batch: 16 });
+    toCheck.forEach((c, i) => (c.hit.faceCheck = presence[i]!));
   }
   return out;
 }
@@ -279,21 +315,13 @@ export async function checkVideoLeaks(rendered: string, opts: VideoLeakOptions):
     }
   }
   opts.onProgress?.(1);
-  return {
-    schema: LEAKS_SCHEMA,
-    checkedAt: new Date().toISOString(),
-    features: [...support.supported],
-    detectors: support.detectors,
-    missingFeatures: support.missing,
-    threshold,
-    maxCoverage: LEAK_MAX_COVERAGE,
+  return leakReport(support, threshold, hits, {
     detectionStride: stride,
     framesScanned,
     fps,
     width: opts.boxSpace.width || info.video.displayWidth,
     height: opts.boxSpace.height || info.video.displayHeight,
-    leaks: groupLeaks(hits, { stride, fps, report: threshold.report }),
-  };
+  });
 }
 
 /** The leak check of a rendered image: `rendered` is the output as written (JPG decoded), `drawn` what was redacted on it. */
@@ -306,6 +334,22 @@ export async function checkImageLeaks(
   const threshold = leakThresholds(opts.settings);
   const redacted = drawn.filter(redacting(opts.style)).map((d) => d.box);
   const hits = support.supported.length ? await scanImage(rendered, support.supported, threshold.seen, redacted, (b) => b, 0) : [];
+  return leakReport(support, threshold, hits, {
+    detectionStride: 1,
+    framesScanned: support.supported.length ? 1 : 0,
+    fps: 0,
+    width: rendered.width,
+    height: rendered.height,
+  });
+}
+
+/** The report of a scan: what ran, how, and the hits grouped into leaks. */
+function leakReport(
+  support: ReturnType<typeof featureSupport>,
+  threshold: LeakReport["threshold"],
+  hits: readonly LeakHit[],
+  scan: Pick<LeakReport, "detectionStride" | "framesScanned" | "fps" | "width" | "height">,
+): LeakReport {
   return {
     schema: LEAKS_SCHEMA,
     checkedAt: new Date().toISOString(),
@@ -314,11 +358,7 @@ export async function checkImageLeaks(
     missingFeatures: support.missing,
     threshold,
     maxCoverage: LEAK_MAX_COVERAGE,
-    detectionStride: 1,
-    framesScanned: support.supported.length ? 1 : 0,
-    fps: 0,
-    width: rendered.width,
-    height: rendered.height,
-    leaks: groupLeaks(hits, { stride: 1, fps: 1, report: threshold.report }),
+    ...scan,
+    ...groupLeaks(hits, { stride: Math.max(1, scan.detectionStride), fps: scan.fps || 1, report: threshold.report }),
   };
 }
