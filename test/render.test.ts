@@ -9,7 +9,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Box } from "@/lib/geometry";
 import { iou } from "@/lib/geometry";
-import { decodeImageRgb, ffmpegPath, ffprobePath, probe, runFfmpeg, transcodeVideo, type MediaInfo } from "@/server/media";
+import { decodeFrames, decodeImageRgb, ffmpegPath, ffprobePath, probe, runFfmpeg, transcodeVideo, type MediaInfo } from "@/server/media";
 import {
   audioMaskFilter,
   blockSize,
@@ -377,6 +377,54 @@ describe("rendering videos", () => {
     expect(p.video).toMatchObject({ width: 320, height: 240, rotation: 0, frameCount: decodedFrames(odd) });
     expect(p.video.fps).toBeCloseTo(30000 / 1001, 3);
     expect(p.audio?.codec).toBe("aac"); // mp3 re-encoded
+  });
+
+  it("puts a variable-frame-rate source on a constant timeline: every frame in time with the source, in detection and output", async () => {
+    // 30 frames at 30 fps (1 s), then 20 frames at 10 fps (2 s): 50 frames over 3 s, with a tone
+    const vfr = path.join(dir, "vfr.mp4");
+    await runFfmpeg([
+      "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3",
+      "-vf", "setpts='(if(lt(N,30),N/30,1+(N-30)/10))/TB'", "-frames:v", "50", "-vsync", "vfr",
+      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-t", "3", vfr,
+    ]);
+    const info = await probe(vfr);
+    expect(info.video.vfr).toBe(true);
+    expect(info.video.fps).toBeGreaterThan(16); // 50 frames over 2.93 s (the last frame lasts 1/30 s)
+    expect(info.video.fps).toBeLessThan(18);
+    expect(info.video.frameCount).toBe(50);
+    const steady = path.join(dir, "steady.mp4");
+    await makeTestVideo(steady, { seconds: 1, width: 160, height: 120, fps: 30000 / 1001 });
+    expect((await probe(steady)).video.vfr).toBe(false);
+    // detection frames follow the constant timeline
+    let decoded = 0;
+    for await (const _ of decodeFrames(vfr, info, { maxSide: 160 })) decoded++;
+    expect(Math.abs(decoded - 50)).toBeLessThanOrEqual(1);
+    // the output is constant-rate, as long as the source, and shows at time t what the source shows at t
+    const out = path.join(dir, "vfr-out.mp4");
+    const box = { x: 0, y: 0, width: 40, height: 40 };
+    await renderVideo(vfr, out, { info, tracks: still([box], info.video.frameCount), config: { ...baseConfig, redactionStyle: "FILL" } });
+    const o = await probe(out);
+    expect(o.video.vfr).toBe(false);
+    expect(Math.abs((o.durationSeconds ?? 0) - (info.durationSeconds ?? 0))).toBeLessThan(0.15);
+    const at = (file: string, t: number) =>
+      execFileSync(ffmpegPath(), ["-v", "error", "-ss", String(t), "-i", file, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], { maxBuffer: 16 << 20 });
+    const outside = (x: number, y: number) => x >= 48 || y >= 48;
+    for (const t of [0.5, 1.55, 2.55]) {
+      const same = meanDiff(at(out, t), at(vfr, t), 320, 240, outside);
+      const late = meanDiff(at(out, t), at(vfr, t - 0.35), 320, 240, outside);
+      expect(same, `t=${t}`).toBeLessThan(late / 3);
+    }
+  });
+
+  it("keeps non-square pixels: an anamorphic source plays as wide after rendering", async () => {
+    const wide = path.join(dir, "anamorphic.mp4");
+    await runFfmpeg(["-f", "lavfi", "-i", "testsrc2=size=360x240:rate=25", "-t", "0.4", "-vf", "setsar=32/27", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", wide]);
+    const info = await probe(wide);
+    expect(info.video).toMatchObject({ width: 360, height: 240, displayWidth: 360, sar: [32, 27] });
+    const out = path.join(dir, "anamorphic-out.mp4");
+    await renderVideo(wide, out, { info, tracks: still([{ x: 10, y: 10, width: 50, height: 50 }], info.video.frameCount), config: baseConfig });
+    expect((await probe(out)).video).toMatchObject({ width: 360, height: 240, sar: [32, 27] });
+    expect((await probe(path.join(dir, "steady.mp4"))).video.sar).toBeUndefined();
   });
 
   it("masks audio: SILENCE has no energy, BEEP is 1 kHz, SCRAMBLE moves the tone and keeps the length; unset copies it", async () => {

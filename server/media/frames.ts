@@ -2,13 +2,14 @@
  * Decoded video frames as packed RGB, streamed from ffmpeg's stdout (rawvideo rgb24), upright
  * (ffmpeg applies the rotation), optionally scaled so the longer side is at most `maxSide`, and
  * optionally only every `stride`-th frame (selected by ffmpeg, so skipped frames cost decoding
- * only). Frame indices are those of the source (0-based, in presentation order, vsync passthrough).
+ * only). Frame indices are those of the source (0-based, in presentation order, vsync passthrough;
+ * a variable-frame-rate source is first resampled to its average rate: probe.ts cfrFilter).
  * Up to `prefetch` frames are decoded ahead, so ffmpeg works while the caller runs detection.
  */
 import { spawn } from "node:child_process";
 import { ObscuraError } from "@/lib/errors";
 import { ffmpegPath } from "./binaries";
-import type { MediaInfo } from "./probe";
+import { cfrFilter, type MediaInfo } from "./probe";
 import type { RgbImage } from "../vision/types";
 
 export interface FrameOptions {
@@ -43,6 +44,8 @@ export async function* decodeFrames(file: string, info: MediaInfo, opts: FrameOp
   const { width, height, scale } = frameSize(info, opts.maxSide);
   const filters = [`scale=${width}:${height}:flags=bilinear`, "format=rgb24"];
   if (stride > 1) filters.unshift(`select='not(mod(n\\,${stride}))'`);
+  const cfr = cfrFilter(info);
+  if (cfr) filters.unshift(cfr);
   const args = ["-nostdin", "-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-vf", filters.join(","), "-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"];
   if (opts.signal?.aborted) throw new ObscuraError("CANCELLED", "decoding was cancelled");
   const child = spawn(ffmpegPath(), args, { stdio: ["ignore", "pipe", "pipe"] });

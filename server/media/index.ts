@@ -16,7 +16,7 @@
  */
 export { ffmpegPath, ffprobePath } from "./binaries";
 export { runFfmpeg, runFfprobe, type RunFfmpegOptions, type ProcessResult } from "./ffmpeg";
-export { probe, probeFrameTimes, orientationToRotation, type MediaInfo } from "./probe";
+export { probe, probeFrameTimes, orientationToRotation, cfrFilter, frameRateArg, type MediaInfo } from "./probe";
 export { hashFile, HASH_TYPES, type HashType } from "./hash";
 export { makeThumbnails, thumbnailTimes, thumbnailName, POSTER_FILE, type Thumbnail, type ThumbnailOptions } from "./thumbnails";
 export {

@@ -33,6 +33,18 @@ export interface MediaInfo {
     frameCount: number;
     pixelFormat: string | null;
     startTime: number;
+    /**
+     * Variable frame rate (frame durations vary: phones, screen recordings): every decoder then
+     * resamples to a constant `fps` (the average) with `cfrFilter`, so frame n is at n / fps in
+     * detection, rendering and the output alike. Absent in state saved before it existed: false.
+     */
+    vfr?: boolean;
+    /**
+     * Pixel aspect ratio (sample aspect ratio) [num, den] when pixels are not square (anamorphic
+     * DV, HDV, DVD). Boxes and display sizes stay in stored pixels; the output keeps the ratio, so
+     * it plays as wide as the source. Absent: square pixels.
+     */
+    sar?: [number, number];
   };
   audio: { codec: string; channels: number; sampleRate: number; bitRate: number | null } | null;
 }
@@ -43,6 +55,7 @@ interface FfStream {
   width?: number;
   height?: number;
   pix_fmt?: string;
+  sample_aspect_ratio?: string;
   avg_frame_rate?: string;
   r_frame_rate?: string;
   nb_frames?: string;
@@ -131,16 +144,74 @@ export async function probe(file: string, opts: { signal?: AbortSignal } = {}): 
   const fps = rate(v.avg_frame_rate) || rate(v.r_frame_rate);
   const durationSeconds = num(format.duration) ?? num(v.duration);
   const streamDuration = num(v.duration) ?? durationSeconds;
-  const frameCount = num(v.nb_frames) ?? (streamDuration !== null && fps > 0 ? Math.round(streamDuration * fps) : 0);
+  const vfr = fps > 0 && (await variableFrameRate(file, fps, opts));
+  // Resampled to `fps`, a VFR video has as many frames as its duration holds.
+  const cfrCount = streamDuration !== null && fps > 0 ? Math.round(streamDuration * fps) : 0;
+  const frameCount = vfr && cfrCount ? cfrCount : (num(v.nb_frames) ?? cfrCount);
   return {
     kind: "video",
     container: containerName(formatName, format, file),
     sizeBytes,
     durationSeconds,
     bitRate: num(format.bit_rate),
-    video: { ...base, ...displaySize(v.width, v.height, rotation), rotation, fps, frameCount, startTime: num(v.start_time) ?? 0 },
+    video: { ...base, ...displaySize(v.width, v.height, rotation), rotation, fps, frameCount, startTime: num(v.start_time) ?? 0, vfr, ...sampleAspect(v.sample_aspect_ratio) },
     audio,
   };
+}
+
+/** `{sar: [n, d]}` for non-square pixels ("4:3"), nothing for square or unknown ("1:1", "0:1", absent). */
+function sampleAspect(value: string | undefined): { sar?: [number, number] } {
+  const m = /^(\d+):(\d+)$/.exec(value ?? "");
+  if (!m) return {};
+  const [n, d] = [Number(m[1]), Number(m[2])];
+  return n > 0 && d > 0 && n !== d ? { sar: [n, d] } : {};
+}
+
+/** Packets read to tell a variable frame rate (the first ones: about 30 s at 30 fps). */
+const VFR_SAMPLE_PACKETS = 900;
+
+/**
+ * Whether the first video stream's frame durations vary: more than 2% of the gaps between
+ * successive presentation times (the first VFR_SAMPLE_PACKETS packets) differ from 1 / fps by
+ * more than a quarter.
+ */
+async function variableFrameRate(file: string, fps: number, opts: { signal?: AbortSignal }): Promise<boolean> {
+  const res = await runFfprobe(
+    ["-v", "error", "-select_streams", "V:0", "-read_intervals", `%+#${VFR_SAMPLE_PACKETS}`, "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", file],
+    opts,
+  );
+  if (res.code !== 0) return false;
+  const times = res.stdout
+    .split("\n")
+    .map((l) => l.trim().split(","))
+    .filter(([t, flags]) => t && !flags?.includes("D"))
+    .map(([t]) => Number(t))
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  if (times.length < 4) return false;
+  const expected = 1 / fps;
+  let off = 0;
+  for (let i = 1; i < times.length; i++) if (Math.abs(times[i]! - times[i - 1]! - expected) > 0.25 * expected) off++;
+  return off / (times.length - 1) > 0.02;
+}
+
+/** A frame rate as ffmpeg reads it best: exact NTSC fractions, integers, else 6 decimals. */
+export function frameRateArg(fps: number): string {
+  if (!(fps > 0) || !Number.isFinite(fps)) return "25";
+  for (const base of [24, 30, 48, 60, 120, 240]) {
+    if (Math.abs(fps - (base * 1000) / 1001) < 0.001) return `${base * 1000}/1001`;
+  }
+  if (Math.abs(fps - Math.round(fps)) < 0.001) return String(Math.round(fps));
+  return fps.toFixed(6);
+}
+
+/**
+ * The filter that puts a VFR video on a constant-rate timeline (frame n at n / fps, frames
+ * repeated or dropped as the source's timing asks), first in every decoder's filter chain; null
+ * for constant-rate videos (decoded as stored, vsync passthrough).
+ */
+export function cfrFilter(info: MediaInfo): string | null {
+  return info.video.vfr && info.video.fps > 0 ? `fps=${frameRateArg(info.video.fps)}` : null;
 }
 
 /**

@@ -14,7 +14,7 @@
 import { ObscuraError } from "@/lib/errors";
 import { VIDEO_PRESETS } from "@/lib/api/video";
 import { runFfmpeg } from "./ffmpeg";
-import type { MediaInfo } from "./probe";
+import { cfrFilter, type MediaInfo } from "./probe";
 
 export { VIDEO_PRESETS };
 export type VideoPreset = (typeof VIDEO_PRESETS)[number];
@@ -35,9 +35,10 @@ export interface TranscodeOptions {
   onProgress?: (fraction: number) => void;
 }
 
-/** Video filters applied to every (already upright) frame, in order. */
-export function videoFilters(): string[] {
-  return ["scale=trunc(iw/2)*2:trunc(ih/2)*2", "format=yuv420p"];
+/** Video filters applied to every (already upright) frame, in order (a VFR source first goes constant-rate). */
+export function videoFilters(info?: MediaInfo): string[] {
+  const cfr = info ? cfrFilter(info) : null;
+  return [...(cfr ? [cfr] : []), "scale=trunc(iw/2)*2:trunc(ih/2)*2", "format=yuv420p"];
 }
 
 export function buildTranscodeArgs(input: string, output: string, opts: Pick<TranscodeOptions, "info" | "quality" | "preset">): string[] {
@@ -52,7 +53,7 @@ export function buildTranscodeArgs(input: string, output: string, opts: Pick<Tra
     ...(audio ? ["-map", "0:a:0"] : []),
     "-map_metadata", "-1",
     "-map_chapters", "-1",
-    "-vf", videoFilters().join(","),
+    "-vf", videoFilters(opts.info).join(","),
     "-vsync", "passthrough",
     "-c:v", "libx264",
     "-preset", preset.toLowerCase(),

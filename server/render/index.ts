@@ -40,11 +40,11 @@ export {
   drawnTracks,
   drawnBoxesAt,
   displayToStored,
-  frameRateArg,
   encodedSize,
   type RenderVideoOptions,
   type RenderVideoResult,
   type VideoRenderConfig,
 } from "./video";
+export { frameRateArg } from "../media/probe";
 export { redactImage, renderRedactedJpeg, renderKey, objectKey } from "./image";
 export { setMp4Rotation, rotationMatrix } from "./mp4";

@@ -11,7 +11,8 @@
  *   height loses its last column/row: H.264 4:2:0 needs even sizes), frame rate and rotation (the
  *   display matrix is written back after encoding, mp4.ts). Track boxes, in upright display
  *   pixels, are turned into stored-frame pixels.
- * - Frame n of the decoder is frame n of the tracks (-vsync passthrough, as detection decodes).
+ * - Frame n of the decoder is frame n of the tracks (-vsync passthrough, as detection decodes; a
+ *   variable-frame-rate source is resampled to its average rate first, by both: cfrFilter).
  *   The output is constant frame rate at the source's average rate; the video keeps its start
  *   offset against the audio.
  * - videoQuality -> CRF (server/media/transcode.ts: crf = round(40 - 26 q)), videoPreset -> x264
@@ -25,7 +26,7 @@ import type { Box } from "@/lib/geometry";
 import type { VideoJobSpec } from "@/lib/api/video";
 import { ffmpegPath } from "../media/binaries";
 import { redactPaths, runFfprobe } from "../media/ffmpeg";
-import type { MediaInfo } from "../media/probe";
+import { cfrFilter, frameRateArg, type MediaInfo } from "../media/probe";
 import { videoQualityToCrf, VIDEO_PRESETS } from "../media/transcode";
 import { boxAt, trackBoxesByFrame, type Track, type TrackBox } from "../tracking";
 import { audioMaskFilter } from "./audio";
@@ -70,15 +71,6 @@ export function displayToStored(b: Box, rotation: number, storedWidth: number, s
 }
 
 /** The frame rate as ffmpeg should read it: NTSC rates as n*1000/1001, whole rates as integers. */
-export function frameRateArg(fps: number): string {
-  if (!(fps > 0) || !Number.isFinite(fps)) return "25";
-  for (const base of [24, 30, 48, 60, 120, 240]) {
-    if (Math.abs(fps - (base * 1000) / 1001) < 0.001) return `${base * 1000}/1001`;
-  }
-  if (Math.abs(fps - Math.round(fps)) < 0.001) return String(Math.round(fps));
-  return fps.toFixed(6);
-}
-
 /** The tracks the renderer draws: enabled (`enabled` absent or true) and with keyframes. */
 export function drawnTracks(tracks: readonly Track[]): Track[] {
   return tracks.filter((t) => t.enabled !== false && t.keyframes.length > 0);
@@ -129,7 +121,8 @@ export function encodedSize(info: MediaInfo): { width: number; height: number } 
 
 export function buildDecoderArgs(input: string, info: MediaInfo): string[] {
   const { width, height } = encodedSize(info);
-  const crop = width !== info.video.width || height !== info.video.height ? ["-vf", `crop=${width}:${height}:0:0`] : [];
+  const filters = [cfrFilter(info), width !== info.video.width || height !== info.video.height ? `crop=${width}:${height}:0:0` : null].filter(Boolean);
+  const crop = filters.length ? ["-vf", filters.join(",")] : [];
   return [
     "-nostdin", "-hide_banner", "-loglevel", "error",
     "-noautorotate",
@@ -159,6 +152,7 @@ export function buildEncoderArgs(input: string, output: string, info: MediaInfo,
     ...(audio ? ["-i", input] : []),
     "-map", "0:v:0",
     ...(audio ? ["-map", "1:a:0"] : []),
+    ...(info.video.sar ? ["-vf", `setsar=${info.video.sar[0]}/${info.video.sar[1]}`] : []),
     "-map_metadata", "-1",
     "-map_chapters", "-1",
     "-vsync", "passthrough",
