@@ -70,7 +70,6 @@ export function displayToStored(b: Box, rotation: number, storedWidth: number, s
   }
 }
 
-/** The frame rate as ffmpeg should read it: NTSC rates as n*1000/1001, whole rates as integers. */
 /** The tracks the renderer draws: enabled (`enabled` absent or true) and with keyframes. */
 export function drawnTracks(tracks: readonly Track[]): Track[] {
   return tracks.filter((t) => t.enabled !== false && t.keyframes.length > 0);
