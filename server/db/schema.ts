@@ -3,7 +3,8 @@
  * `npm run db:generate` and applied on start, on PGlite and on PostgreSQL alike.
  * The job queue itself lives in pg-boss's own schema (`pgboss`), managed by pg-boss.
  */
-import { boolean, index, integer, jsonb, pgTable, real, text, timestamp } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { boolean, index, integer, jsonb, pgTable, primaryKey, real, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 /** One row per long-running operation (videos:process / images:process). */
 export const operations = pgTable(
@@ -48,6 +49,8 @@ export const sessions = pgTable(
     media: jsonb("media"),
     hashes: jsonb("hashes"),
     lastOperationId: text("last_operation_id"),
+    /** Usernames of reviewers who may open this session (the requests' `acl`, merged); admins see all. */
+    acl: jsonb("acl").$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     droppedAt: timestamp("dropped_at", { withTimezone: true, mode: "date" }),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
@@ -55,5 +58,110 @@ export const sessions = pgTable(
   (t) => [index("sessions_project_idx").on(t.projectId), index("sessions_input_idx").on(t.inputUri)],
 );
 
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+/**
+ * People who sign in to the web UI (docs/admin.md). Usernames are stored lower-case and unique
+ * among users not deleted; a deleted user keeps its row (status "deleted") so past edits keep
+ * their author's name.
+ */
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    username: text("username").notNull(),
+    displayName: text("display_name"),
+    /** argon2id PHC string. */
+    passwordHash: text("password_hash").notNull(),
+    role: text("role", { enum: ["admin", "reviewer"] }).notNull(),
+    status: text("status", { enum: ["active", "disabled", "deleted"] }).notNull().default("active"),
+    /** Failed sign-ins since the last success; at the limit the account locks until `lockedUntil`. */
+    failedSignIns: integer("failed_sign_ins").notNull().default(0),
+    lockedUntil: at("locked_until"),
+    lastSignInAt: at("last_sign_in_at"),
+    passwordChangedAt: at("password_changed_at"),
+    createdAt: at("created_at").notNull().defaultNow(),
+    updatedAt: at("updated_at").notNull().defaultNow(),
+    deletedAt: at("deleted_at"),
+  },
+  (t) => [uniqueIndex("users_username_live_idx").on(t.username).where(sql`status <> 'deleted'`)],
+);
+
+/**
+ * API credentials created by admins: `bearer` for /api/v1, `access` (X-Access-Token) for the
+ * detection API with a monthly quota, `apikey` (X-API-Key) for the vehicle and data APIs. Only a
+ * SHA-256 of the token is stored (tokens are 256-bit random); `prefix` identifies it in lists.
+ */
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    kind: text("kind", { enum: ["bearer", "access", "apikey"] }).notNull(),
+    prefix: text("prefix").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    /** Calls per calendar month (UTC) for access tokens; null: no quota. */
+    monthlyQuota: integer("monthly_quota"),
+    createdBy: text("created_by"),
+    createdAt: at("created_at").notNull().defaultNow(),
+    lastUsedAt: at("last_used_at"),
+    revokedAt: at("revoked_at"),
+    revokedBy: text("revoked_by"),
+  },
+  (t) => [uniqueIndex("api_tokens_hash_idx").on(t.tokenHash), index("api_tokens_kind_idx").on(t.kind)],
+);
+
+/** Calls per token per month ("2026-11"), counted atomically for quotas. */
+export const tokenUsage = pgTable(
+  "token_usage",
+  {
+    tokenId: text("token_id").notNull(),
+    month: text("month").notNull(),
+    calls: integer("calls").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.tokenId, t.month] })],
+);
+
+/** Admin actions and sign-ins, newest first in /admin. `actor` is a username or "system". */
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: text("id").primaryKey(),
+    at: at("at").notNull().defaultNow(),
+    actor: text("actor"),
+    action: text("action").notNull(),
+    target: text("target"),
+    ip: text("ip"),
+    details: jsonb("details"),
+  },
+  (t) => [index("audit_log_at_idx").on(t.at)],
+);
+
+/** Sign-in throttling per client address (per-user lockout is on `users`). */
+export const signInThrottle = pgTable("sign_in_throttle", {
+  key: text("key").primaryKey(),
+  failures: integer("failures").notNull().default(0),
+  windowStart: at("window_start").notNull().defaultNow(),
+  blockedUntil: at("blocked_until"),
+});
+
+/** Licences installed (docs/licensing.md): the signed document as given; the newest active one applies. */
+export const licenses = pgTable("licenses", {
+  id: text("id").primaryKey(),
+  document: text("document").notNull(),
+  installedAt: at("installed_at").notNull().defaultNow(),
+  installedBy: text("installed_by"),
+  active: boolean("active").notNull().default(true),
+});
+
+/** Server-wide settings shared by every API server and worker (setup state, the session-signing secret). */
+export const settings = pgTable("settings", {
+  key: text("key").primaryKey(),
+  value: jsonb("value").notNull(),
+  updatedAt: at("updated_at").notNull().defaultNow(),
+});
+
 export type OperationRow = typeof operations.$inferSelect;
 export type SessionRow = typeof sessions.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+export type ApiTokenRow = typeof apiTokens.$inferSelect;
