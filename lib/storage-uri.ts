@@ -198,3 +198,18 @@ function safeDecode(s: string): string {
     return s;
   }
 }
+
+/**
+ * A file beside `uri`: its name with `suffix` in place of the extension (`.../clip.mp4`, ".vtt" ->
+ * `.../clip.vtt`; a name without extension, or a dot-file, keeps its whole name), keeping the
+ * query of a signed URL.
+ */
+export function siblingUri(uri: string, suffix: string): string {
+  const q = uri.indexOf("?");
+  const base = q < 0 ? uri : uri.slice(0, q);
+  const query = q < 0 ? "" : uri.slice(q);
+  const slash = base.lastIndexOf("/");
+  const dot = base.lastIndexOf(".");
+  const stem = dot > slash + 1 ? base.slice(0, dot) : base;
+  return stem + suffix + query;
+}

@@ -107,8 +107,9 @@ describe.each(databases)("processing on $name", ({ pg }) => {
     expect(info.audio?.codec).toBe("aac");
     expect(info.video.width).toBe(320);
     expect(info.durationSeconds).toBeGreaterThan(1.8);
-    // only the rendered file is written for a file outputUri
+    // only the rendered file is written for a file outputUri; its export hashes are in the response
     expect(fs.readdirSync(path.dirname(out))).toEqual(["redacted.mp4"]);
+    expect(op.response.processResults.exportHashes).toEqual({ md5: createHash("md5").update(fs.readFileSync(out)).digest("hex") });
   });
 
   it("accepts MEDIA_RENDERING, the older name", async () => {
@@ -454,6 +455,59 @@ describe("redaction rendered through the API", () => {
     const op2 = await s.waitDone(r2.body.name, 300_000);
     expect(op2.error).toBeUndefined();
     expect(op2.response.processResults).toEqual({ outputUri: fileUri(path.join(dir, "no-leak-check.mp4")) });
+  });
+
+  it("SPEECH_TRANSCRIPTION writes a transcript beside the output; a language without a model is refused with 400", async () => {
+    // spoken by espeak-ng over a test pattern, two sentences apart
+    const wav = path.join(dir, "speech.wav");
+    execFileSync("espeak-ng", ["-m", "-v", "en-us", "-s", "150", "-w", wav, 'Please send the report to the office before noon. <break time="1200ms"/> The meeting starts at nine tomorrow.']);
+    const clip = path.join(dir, "speech.mp4");
+    await runFfmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10", "-i", wav, "-shortest", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", clip]);
+
+    const refused = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(clip),
+      features: ["SPEECH_TRANSCRIPTION"],
+      videoContext: { speechTranscriptionConfig: { languageCode: "de-DE" } },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/no speech model.*de-DE|de-DE.*no speech model/i);
+    expect(refused.body.error.message).toMatch(/OBSCURA_SPEECH_MODEL_DIR/);
+    expect(refused.body.error.details[0].field).toBe("videoContext.speechTranscriptionConfig.languageCode");
+    const bad = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(clip),
+      features: ["SPEECH_TRANSCRIPTION"],
+      videoContext: { speechTranscriptionConfig: { languageCode: "English" } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/languageCode must be a BCP-47 language tag/);
+
+    const out = path.join(dir, "speech-out.mp4");
+    const r = await s.api("POST", "/api/v1/videos:process", {
+      inputUri: fileUri(clip),
+      features: ["SPEECH_TRANSCRIPTION", "MEDIA_RENDER"],
+      outputUri: fileUri(out),
+      videoContext: { speechTranscriptionConfig: { languageCode: "en-US" }, renderConfig: { maskAudio: "BEEP", leakCheck: false } },
+    });
+    expect(r.status).toBe(200);
+    const op = await s.waitDone(r.body.name, 300_000);
+    expect(op.error).toBeUndefined();
+    const t = op.response.processResults.transcript;
+    expect(t).toMatchObject({
+      languageCode: "en-US",
+      engine: "moonshine-tiny-en",
+      jsonUri: fileUri(path.join(dir, "speech-out.transcript.json")),
+      vttUri: fileUri(path.join(dir, "speech-out.vtt")),
+    });
+    expect(t.segmentCount).toBeGreaterThanOrEqual(2);
+    const vtt = fs.readFileSync(path.join(dir, "speech-out.vtt"), "utf8");
+    expect(vtt.startsWith("WEBVTT")).toBe(true);
+    expect(vtt).toMatch(/\d\d:\d\d:\d\d\.\d{3} --> \d\d:\d\d:\d\d\.\d{3}/);
+    const json = JSON.parse(fs.readFileSync(path.join(dir, "speech-out.transcript.json"), "utf8"));
+    const text = json.segments.map((x: any) => x.text).join(" ").toLowerCase();
+    for (const w of ["report", "office", "meeting", "tomorrow"]) expect(text).toContain(w);
+    expect(json.segments[0].start).toBeLessThan(json.segments[1].start);
+    // the rendered output is there too, its audio masked (the transcript was made from the source)
+    expect((await probe(out)).audio).toBeTruthy();
   });
 
   it("images:process with MEDIA_RENDER writes a JPG whose faces are redacted", async () => {

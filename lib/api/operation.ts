@@ -24,6 +24,10 @@ export const operationSchema = named(
         "@type": z.literal(PROCESS_RESPONSE_TYPE),
         processResults: z.object({
           outputUri: z.string(),
+          exportHashes: z
+            .record(z.string(), z.string())
+            .optional()
+            .meta({ description: "renderConfig.exportHashes of the rendered file, hex digests by type (also in the state's hashes.json beside the original's)." }),
           leakCount: z
             .number()
             .int()
@@ -45,6 +49,16 @@ export const operationSchema = named(
             })
             .optional()
             .meta({ description: "How the leak check ran: frames scanned, thresholds (hits kept at `seen`, leaks reported from `report`), features scanned for." }),
+          transcript: z
+            .object({
+              languageCode: z.string(),
+              engine: z.string(),
+              segmentCount: z.number().int(),
+              jsonUri: z.string(),
+              vttUri: z.string(),
+            })
+            .optional()
+            .meta({ description: "SPEECH_TRANSCRIPTION: the language, the engine that ran, the number of segments, and where the transcript JSON and WebVTT captions were written (docs/speech.md)." }),
         }),
       })
       .optional()

@@ -113,12 +113,34 @@ export const renderConfigSchema = named(
   }),
 );
 
+export const LANGUAGE_CODE_RULE =
+  "languageCode must be a BCP-47 language tag: a 2-3 letter language, then optional subtags of 2-8 letters or digits (e.g. en-US, de, pt-BR, zh-Hans-CN)";
+export const DEFAULT_LANGUAGE_CODE = "en-US";
+
+export const speechTranscriptionConfigSchema = named(
+  "SpeechTranscriptionConfig",
+  z.strictObject({
+    languageCode: z
+      .string({ error: LANGUAGE_CODE_RULE })
+      .max(35, { error: LANGUAGE_CODE_RULE })
+      .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, { error: LANGUAGE_CODE_RULE })
+      .optional()
+      .meta({
+        description: `Language spoken in the video, as a BCP-47 tag; default ${DEFAULT_LANGUAGE_CODE}. English is served by the built-in model; other languages need a speech model installed by the operator (docs/speech.md).`,
+        examples: ["en-US", "de-DE"],
+      }),
+  }),
+);
+
 export const videoContextSchema = named(
   "VideoContext",
   z.strictObject({
     prepareConfig: prepareConfigSchema.optional(),
     processConfig: processConfigSchema.optional(),
     renderConfig: renderConfigSchema.optional(),
+    speechTranscriptionConfig: speechTranscriptionConfigSchema
+      .optional()
+      .meta({ description: "For SPEECH_TRANSCRIPTION (docs/speech.md): the language spoken." }),
   }),
 );
 
@@ -184,6 +206,8 @@ export interface VideoJobSpec {
     /** Leak check after rendering (absent in jobs queued before it existed: on). */
     leakCheck?: boolean;
   };
+  /** SPEECH_TRANSCRIPTION settings (absent in jobs queued before it existed: en-US). */
+  speech?: { languageCode: string };
 }
 
 /** The spec's RenderConfig defaults (video). */
@@ -247,5 +271,6 @@ export function videoJobSpec(req: VideoProcessRequest, ids: { projectId: string;
       exportHashes: unique(r.exportHashes ?? []),
       leakCheck: r.leakCheck ?? true,
     },
+    speech: { languageCode: req.videoContext?.speechTranscriptionConfig?.languageCode ?? DEFAULT_LANGUAGE_CODE },
   };
 }

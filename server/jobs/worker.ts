@@ -131,7 +131,7 @@ async function runProcessJob(rt: Runtime, job: Job<ProcessJob>): Promise<void> {
       row.kind === "video"
         ? await runVideoPipeline(ctx, row.request as VideoJobSpec)
         : await runImagePipeline(ctx, row.request as ImageJobSpec);
-    const ended = await finishSucceeded(rt.db, operationId, result.outputUri, { leakCheck: result.leakCheck });
+    const ended = await finishSucceeded(rt.db, operationId, result);
     log.info("operation succeeded", { operationId });
     if (ended) await notifyCompletion(rt.boss, ended).catch(() => {});
   } catch (e) {

@@ -13,6 +13,7 @@ import { isPrefixUri, joinUri, redactUri } from "@/lib/storage-uri";
 import { operationName } from "./present";
 import { finishFailed } from "./store";
 import { log } from "../log";
+import { speechEngineFor } from "../speech/engine";
 
 async function insertAndEnqueue(row: typeof operations.$inferInsert): Promise<{ name: string }> {
   const rt = await runtime();
@@ -47,6 +48,7 @@ export async function createVideoOperation(body: unknown): Promise<{ name: strin
   // A state bucket names its own session (manifest.json); the worker resolves it.
   const sessionId = givenSession ?? (fromStateBucket ? "" : crypto.randomUUID());
   const spec = videoJobSpec(req, { projectId, sessionId });
+  if (spec.features.includes("SPEECH_TRANSCRIPTION")) assertSpeechModel(spec.speech!.languageCode);
   return insertAndEnqueue({
     id: crypto.randomUUID(),
     projectId,
@@ -56,6 +58,15 @@ export async function createVideoOperation(body: unknown): Promise<{ name: strin
     outputUri: req.outputUri ?? null,
     sessionId: sessionId || null,
     request: spec,
+  });
+}
+
+/** SPEECH_TRANSCRIPTION without a model for the language is refused before anything runs. */
+function assertSpeechModel(languageCode: string): void {
+  const choice = speechEngineFor(languageCode);
+  if (choice.ok) return;
+  throw new ObscuraError("INVALID_ARGUMENT", choice.reason, {
+    details: [{ field: "videoContext.speechTranscriptionConfig.languageCode", problem: `no speech model installed for ${JSON.stringify(languageCode)}` }],
   });
 }
 

@@ -3,7 +3,7 @@ import { PROCESS_RESPONSE_TYPE, PROGRESS_TYPE, formatOperationName, type Operati
 import { config } from "../config";
 import { redactUri } from "@/lib/storage-uri";
 import type { OperationRow } from "../db/schema";
-import type { LeakSummary } from "../pipeline/leak-check";
+import type { PipelineResult } from "../pipeline/context";
 
 export function operationName(row: Pick<OperationRow, "projectId" | "id">): string {
   return formatOperationName({ projectId: row.projectId, locationId: config().locationId, operationId: row.id });
@@ -24,11 +24,14 @@ export function presentOperation(row: OperationRow): Operation {
     done: row.done,
   };
   if (row.done && row.status === "succeeded" && row.response) {
-    const r = row.response as { outputUri: string; leakCheck?: LeakSummary };
+    const r = row.response as PipelineResult;
     const leaks = r.leakCheck
       ? { leakCount: r.leakCheck.leakCount, leakCheck: { framesScanned: r.leakCheck.framesScanned, dismissedCount: r.leakCheck.dismissedCount ?? 0, threshold: r.leakCheck.threshold, features: r.leakCheck.features } }
       : {};
-    op.response = { "@type": PROCESS_RESPONSE_TYPE, processResults: { outputUri: redactUri(r.outputUri), ...leaks } };
+    const t = r.transcript;
+    const transcript = t ? { transcript: { languageCode: t.languageCode, engine: t.engine, segmentCount: t.segmentCount, jsonUri: redactUri(t.jsonUri), vttUri: redactUri(t.vttUri) } } : {};
+    const hashes = r.exportHashes && Object.keys(r.exportHashes).length ? { exportHashes: r.exportHashes } : {};
+    op.response = { "@type": PROCESS_RESPONSE_TYPE, processResults: { outputUri: redactUri(r.outputUri), ...hashes, ...leaks, ...transcript } };
   }
   if (row.done && row.status === "failed") {
     const e = (row.error ?? { code: 13, message: "failed" }) as { code: number; message: string };

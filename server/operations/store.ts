@@ -4,6 +4,7 @@ import { ObscuraError, type ErrorStatus, ErrorCode } from "@/lib/errors";
 import { parseOperationName } from "@/lib/api/operation";
 import { operations, type OperationRow } from "../db/schema";
 import type { Db } from "../db/client";
+import type { PipelineResult } from "../pipeline/context";
 import { config } from "../config";
 import { redactUri } from "@/lib/storage-uri";
 
@@ -48,8 +49,9 @@ export async function setProgress(db: Db, id: string, percent: number, stage?: s
     .where(and(eq(operations.id, id), eq(operations.done, false)));
 }
 
-export async function finishSucceeded(db: Db, id: string, outputUri: string, extra: { leakCheck?: unknown } = {}): Promise<OperationRow | null> {
-  const response = extra.leakCheck ? { outputUri, leakCheck: extra.leakCheck } : { outputUri };
+/** Marks the operation succeeded with the pipeline's result as its response (null/absent parts left out). */
+export async function finishSucceeded(db: Db, id: string, result: PipelineResult): Promise<OperationRow | null> {
+  const response = Object.fromEntries(Object.entries(result).filter(([, v]) => v !== null && v !== undefined));
   const rows = await db
     .update(operations)
     .set({ status: "succeeded", done: true, progressPercent: 100, stage: "done", updateTime: new Date(), response, error: null })

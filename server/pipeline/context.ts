@@ -4,10 +4,13 @@ import type { OperationRow } from "../db/schema";
 import type { StagedProgress } from "../jobs/progress";
 import type { LeakSummary } from "./leak-check";
 
-/** What a pipeline ends with: where the output is, and the leak check's summary when it ran. */
+/** What a pipeline ends with: where the output is, the leak check's summary and the transcript's files when they ran. */
 export interface PipelineResult {
   outputUri: string;
   leakCheck?: LeakSummary | null;
+  transcript?: { languageCode: string; engine: string; segmentCount: number; jsonUri: string; vttUri: string } | null;
+  /** renderConfig.exportHashes of the file just rendered (also in the state's hashes.json). */
+  exportHashes?: Record<string, string> | null;
 }
 
 export interface PipelineContext {

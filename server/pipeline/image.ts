@@ -13,19 +13,12 @@ import { DEFAULT_STYLE, renderRedactedJpeg } from "../render";
 import { DEFAULT_ENGINE_SETTINGS, detectImage, featureSupport } from "../vision/engine";
 import { log } from "../log";
 import { downloadToFile, redactUri, uploadFile, writeBytes } from "../storage";
+import { siblingUri } from "@/lib/storage-uri";
 import type { PipelineContext, PipelineResult } from "./context";
 import { checkImageLeaks, leakCheckEnabled, leakSummary, type LeakReport } from "./leak-check";
 
 /** The output's name with `.json` in place of its extension (`.../image.jpg` -> `.../image.json`), keeping a SAS query. */
-export function metadataUriFor(outputUri: string): string {
-  const q = outputUri.indexOf("?");
-  const base = q < 0 ? outputUri : outputUri.slice(0, q);
-  const query = q < 0 ? "" : outputUri.slice(q);
-  const slash = base.lastIndexOf("/");
-  const dot = base.lastIndexOf(".");
-  const stem = dot > slash + 1 ? base.slice(0, dot) : base;
-  return stem + ".json" + query;
-}
+export const metadataUriFor = (outputUri: string): string => siblingUri(outputUri, ".json");
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
 

@@ -11,6 +11,8 @@
  *   thumbnails/thumb-NNNN.jpg, thumbnails/poster.jpg
  *   redacted.mp4             when rendering was requested
  *   leaks.json               the leak check of redacted.mp4 (leak-check.ts), when it ran
+ *   transcript.json          SPEECH_TRANSCRIPTION: segments with times (server/speech)
+ *   transcript.vtt           the same as WebVTT captions
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -31,6 +33,8 @@ export const FILES = {
   thumbnails: "thumbnails",
   redacted: "redacted.mp4",
   leaks: "leaks.json",
+  transcript: "transcript.json",
+  transcriptVtt: "transcript.vtt",
 } as const;
 
 export interface SessionManifest {
@@ -50,7 +54,18 @@ export interface SessionManifest {
   render: null | { renderedAt: string; file: string; config: VideoJobSpec["render"] };
   /** The leak check of the last render (leaks.json), null when it did not run; absent in older manifests. */
   leakCheck?: null | ({ checkedAt: string; file: string } & LeakSummary);
+  /** The last SPEECH_TRANSCRIPTION (transcript.json / transcript.vtt); absent when none ran. */
+  transcript?: null | TranscriptInfo;
   acl: string[];
+}
+
+export interface TranscriptInfo {
+  transcribedAt: string;
+  file: string;
+  vtt: string;
+  languageCode: string;
+  engine: string;
+  segmentCount: number;
 }
 
 export interface DetectionsFile {

@@ -15,7 +15,10 @@ import { operations, sessions } from "../db/schema";
 import { hashFile, makeThumbnails, probe } from "../media";
 import { renderVideo } from "../render";
 import { downloadPrefix, downloadToFile, isPrefixUri, joinUri, redactUri, removePrefix, uploadDir, uploadFile } from "../storage";
+import { siblingUri } from "@/lib/storage-uri";
 import type { PipelineContext, PipelineResult } from "./context";
+import { DEFAULT_LANGUAGE_CODE } from "@/lib/api/video";
+import { toWebVTT, transcribeMedia } from "../speech";
 import { checkVideoLeaks, leakCheckEnabled, leakFeatures, leakSummary, type LeakSummary } from "./leak-check";
 import { mergeTracks } from "./merge-tracks";
 import { FILES, MANIFEST_SCHEMA, readManifest, writeJson, type DetectionsFile, type SessionManifest } from "./state";
@@ -88,6 +91,7 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
 
   if (onlyDrop) return { outputUri: await dropOnly(ctx, spec) };
   const leakCheck = render && leakCheckEnabled(spec.render.leakCheck);
+  const speech = f.has("SPEECH_TRANSCRIPTION");
 
   const progress = ctx.progress([
     ["fetch", 30],
@@ -95,6 +99,7 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
     ["hash", 7],
     ["thumbnails", 5],
     ["detect", detect.length ? 40 : 1],
+    ["transcribe", speech ? 15 : 0],
     ["render", render ? 44 : 0],
     ["leakcheck", leakCheck ? 30 : 0],
     ["save", 10],
@@ -178,6 +183,18 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
   await writeJson(detectionsPath, detections);
   await fs.writeFile(path.join(stateDir, FILES.objects), objectsJsonl(detections));
 
+  // 3b. Speech: transcript.json and transcript.vtt (server/speech).
+  let transcript = manifest?.transcript ?? null;
+  if (speech) {
+    progress.stage("transcribe");
+    const languageCode = spec.speech?.languageCode ?? DEFAULT_LANGUAGE_CODE;
+    const t = await transcribeMedia(source, { languageCode, signal, onProgress: (x) => progress.update(x) });
+    await writeJson(path.join(stateDir, FILES.transcript), t);
+    await fs.writeFile(path.join(stateDir, FILES.transcriptVtt), toWebVTT(t));
+    transcript = { transcribedAt: new Date().toISOString(), file: FILES.transcript, vtt: FILES.transcriptVtt, languageCode, engine: t.engine, segmentCount: t.segments.length };
+    log.info("speech transcribed", { sessionId, languageCode, engine: t.engine, segments: t.segments.length, audioSeconds: t.stats.audioSeconds, seconds: t.stats.processingSeconds });
+  }
+
   // 4. Render.
   let exportHashes = manifest?.hashes.export ?? {};
   let renderInfo = manifest?.render ?? null;
@@ -235,6 +252,7 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
     thumbnails,
     render: renderInfo,
     leakCheck: leakInfo,
+    transcript,
     acl: [...new Set([...(manifest?.acl ?? []), ...spec.acl])],
   };
   await writeJson(path.join(stateDir, FILES.manifest), next);
@@ -252,18 +270,46 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
   } else {
     outputUri = render ? joinUri(internal, FILES.redacted) : internal;
   }
+  // The transcript's files: in the state bucket; beside a single output file (<name>.vtt,
+  // <name>.transcript.json); in the internal state otherwise.
+  let transcriptFiles: PipelineResult["transcript"] = null;
+  if (speech && transcript) {
+    let jsonUri: string;
+    let vttUri: string;
+    if (spec.outputUri && isPrefixUri(spec.outputUri)) {
+      jsonUri = joinUri(spec.outputUri, FILES.transcript);
+      vttUri = joinUri(spec.outputUri, FILES.transcriptVtt);
+    } else {
+      jsonUri = joinUri(internal, FILES.transcript);
+      vttUri = joinUri(internal, FILES.transcriptVtt);
+      if (spec.outputUri) {
+        const json = siblingUri(spec.outputUri, ".transcript.json");
+        const vtt = siblingUri(spec.outputUri, ".vtt");
+        try {
+          await uploadFile(path.join(stateDir, FILES.transcript), json, { signal, contentType: "application/json" });
+          await uploadFile(path.join(stateDir, FILES.transcriptVtt), vtt, { signal, contentType: "text/vtt" });
+          [jsonUri, vttUri] = [json, vtt];
+        } catch (e) {
+          // A blob SAS signs one name only: the transcript then stays in the state (it is there either way).
+          if (signal.aborted) throw e;
+          log.warn("could not write the transcript beside the output; it is in the session state", { sessionId, error: (e as Error).message });
+        }
+      }
+    }
+    transcriptFiles = { languageCode: transcript.languageCode, engine: transcript.engine, segmentCount: transcript.segmentCount, jsonUri, vttUri };
+  }
   progress.update(0.8);
 
   const inputUri = manifest?.inputUri ?? redactUri(spec.inputUri); // sessions keep no secrets
   await ctx.db
     .insert(sessions)
-    .values({ id: sessionId, projectId: spec.projectId, inputUri, stateUri: drop ? null : internal, media, hashes: next.hashes, lastOperationId: ctx.operation.id })
+    .values({ id: sessionId, projectId: spec.projectId, inputUri, stateUri: drop ? null : internal, media, hashes: next.hashes, acl: next.acl, lastOperationId: ctx.operation.id })
     .onConflictDoUpdate({
       target: sessions.id,
-      set: { stateUri: drop ? null : internal, media, hashes: next.hashes, lastOperationId: ctx.operation.id, droppedAt: drop ? new Date() : null, updatedAt: new Date() },
+      set: { stateUri: drop ? null : internal, media, hashes: next.hashes, acl: next.acl, lastOperationId: ctx.operation.id, droppedAt: drop ? new Date() : null, updatedAt: new Date() },
     });
   if (drop) await dropInternalState(ctx, sessionId);
-  return { outputUri, leakCheck: leaks };
+  return { outputUri, leakCheck: leaks, transcript: transcriptFiles, exportHashes: render && spec.render.exportHashes.length ? exportHashes : null };
 }
 
 /** STATE_DROP alone: find the session (by sessionId, state bucket, or input) and remove its internal state. */
