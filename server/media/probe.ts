@@ -171,9 +171,9 @@ function sampleAspect(value: string | undefined): { sar?: [number, number] } {
 const VFR_SAMPLE_PACKETS = 900;
 
 /**
- * Whether the first video stream's frame durations vary: more than 2% of the gaps between
- * successive presentation times (the first VFR_SAMPLE_PACKETS packets) differ from 1 / fps by
- * more than a quarter.
+ * Whether the first video stream's frame durations vary: at least 3, and more than 2%, of the gaps
+ * between successive presentation times (the first VFR_SAMPLE_PACKETS packets) differ from 1 / fps
+ * by more than a quarter.
  */
 async function variableFrameRate(file: string, fps: number, opts: { signal?: AbortSignal }): Promise<boolean> {
   const res = await runFfprobe(
@@ -192,7 +192,7 @@ async function variableFrameRate(file: string, fps: number, opts: { signal?: Abo
   const expected = 1 / fps;
   let off = 0;
   for (let i = 1; i < times.length; i++) if (Math.abs(times[i]! - times[i - 1]! - expected) > 0.25 * expected) off++;
-  return off / (times.length - 1) > 0.02;
+  return off >= 3 && off / (times.length - 1) > 0.02; // one dropped frame does not make a VFR video
 }
 
 /** A frame rate as ffmpeg reads it best: exact NTSC fractions, integers, else 6 decimals. */
@@ -211,7 +211,7 @@ export function frameRateArg(fps: number): string {
  * for constant-rate videos (decoded as stored, vsync passthrough).
  */
 export function cfrFilter(info: MediaInfo): string | null {
-  return info.video.vfr && info.video.fps > 0 ? `fps=${frameRateArg(info.video.fps)}` : null;
+  return info.video?.vfr && info.video.fps > 0 ? `fps=${frameRateArg(info.video.fps)}` : null;
 }
 
 /**
