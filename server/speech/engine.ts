@@ -68,13 +68,13 @@ export type SpeechEngineChoice =
   | { ok: true; engine: SpeechEngineSpec }
   | { ok: false; reason: string };
 
-export interface SpeechEngineSpec {
-  /** "moonshine-tiny-en" or "sherpa-onnx:<layout>". */
-  name: string;
-  languageCode: string;
-  /** Loads (once per process) and returns the engine. */
-  load(): Promise<SpeechEngine>;
-}
+/**
+ * The engine chosen, as data: load it with `loadEngine` (load.ts), which only the worker imports,
+ * so the API process (which only asks whether a language is served) never bundles native code.
+ */
+export type SpeechEngineSpec =
+  | { runtime: "moonshine"; name: string; languageCode: string }
+  | { runtime: "sherpa"; name: string; languageCode: string; model: SherpaModel; language: string };
 
 /** Problems with the model folder already logged (each once per process). */
 const warned = new Set<string>();
@@ -110,16 +110,13 @@ export function speechEngineFor(languageCode: string = DEFAULT_LANGUAGE_CODE, co
     }
     const served = config.modelLanguages ?? operator.defaultLanguages;
     if (served.includes("*") || served.includes(language)) {
-      const model = operator;
-      const load = async () => (await import("./sherpa")).loadSherpa(model, language);
-      return { ok: true, engine: { name: `sherpa-onnx:${model.layout}`, languageCode: code, load } };
+      return { ok: true, engine: { runtime: "sherpa", name: `sherpa-onnx:${operator.layout}`, languageCode: code, model: operator, language } };
     }
   }
   // The built-in model's files come with an installed dependency; if they were removed, load()
   // says which folder it looked in.
   if (language === "en" && config.builtin) {
-    const load = async () => (await import("./moonshine")).loadMoonshine();
-    return { ok: true, engine: { name: MOONSHINE_ENGINE, languageCode: code, load } };
+    return { ok: true, engine: { runtime: "moonshine", name: MOONSHINE_ENGINE, languageCode: code } };
   }
   return { ok: false, reason: refusalText(code, language, config, operator) };
 }
@@ -136,11 +133,4 @@ function refusalText(code: string, language: string, config: SpeechConfig, opera
     `An operator can install a sherpa-onnx model that serves it (for example Whisper) by setting ` +
     `OBSCURA_SPEECH_MODEL_DIR to its folder and OBSCURA_SPEECH_MODEL_LANGUAGES to "${language}" or "*"; see docs/speech.md`
   );
-}
-
-/** The engine for a language, loaded; FAILED_PRECONDITION with the refusal text when none serves it. */
-export async function loadSpeechEngine(languageCode: string = DEFAULT_LANGUAGE_CODE, config: SpeechConfig = speechConfigFromEnv()): Promise<SpeechEngine> {
-  const choice = speechEngineFor(languageCode, config);
-  if (!choice.ok) throw new ObscuraError("FAILED_PRECONDITION", choice.reason);
-  return choice.engine.load();
 }

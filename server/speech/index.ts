@@ -12,12 +12,12 @@
  * - layout:     `detectSherpaModel(dir)`: which sherpa-onnx model a folder holds
  *
  * The engines themselves (moonshine.ts: built-in Moonshine Tiny English via onnxruntime-node;
- * sherpa.ts: operator models via sherpa-onnx-node) are imported only when a model is loaded.
+ * sherpa.ts: operator models via sherpa-onnx-node) are reached through load.ts only: the API
+ * imports engine.ts alone to answer whether a language is served.
  */
 export {
   DEFAULT_LANGUAGE_CODE,
   MOONSHINE_ENGINE,
-  loadSpeechEngine,
   primaryLanguage,
   speechConfigFromEnv,
   speechEngineFor,
@@ -28,6 +28,7 @@ export {
   type SpeechEngineSpec,
   type TranscriptWord,
 } from "./engine";
+export { loadEngine, loadSpeechEngine } from "./load";
 export {
   TRANSCRIPT_SCHEMA,
   emptyTranscript,

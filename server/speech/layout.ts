@@ -53,19 +53,19 @@ const EXPECTED =
 export function detectSherpaModel(dir: string): SherpaModel {
   let names: string[];
   try {
-    names = fs.readdirSync(dir).filter((n) => fs.statSync(path.join(dir, n)).isFile());
+    names = fs.readdirSync(dir).filter((n) => fs.statSync(path.join(/*turbopackIgnore: true*/ dir, n)).isFile());
   } catch (e) {
     throw new ObscuraError("FAILED_PRECONDITION", `OBSCURA_SPEECH_MODEL_DIR=${dir} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); it must be a folder holding ${EXPECTED}`);
   }
   const onnx = names.filter((n) => /\.onnx$/i.test(n));
   const pick = (re: RegExp, from = onnx) => prefer(from.filter((n) => re.test(n)));
   const tokens = prefer(names.filter((n) => /tokens\.txt$/i.test(n)));
-  const abs = (files: Record<string, string | null>) => Object.fromEntries(Object.entries(files).map(([k, v]) => [k, path.join(dir, v!)]));
+  const abs = (files: Record<string, string | null>) => Object.fromEntries(Object.entries(files).map(([k, v]) => [k, path.join(/*turbopackIgnore: true*/ dir, v!)]));
   const model = (layout: SherpaLayout, files: Record<string, string | null>, defaultLanguages: string[]): SherpaModel => ({
     dir,
     layout,
     files: abs(files),
-    tokens: path.join(dir, tokens!),
+    tokens: path.join(/*turbopackIgnore: true*/ dir, tokens!),
     defaultLanguages,
   });
 

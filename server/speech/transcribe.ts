@@ -8,6 +8,7 @@ import { ObscuraError } from "@/lib/errors";
 import { log } from "../log";
 import { DEFAULT_LANGUAGE_CODE, speechConfigFromEnv, speechEngineFor, type SpeechConfig, type SpeechEngine, type TranscriptWord } from "./engine";
 import { extractAudio, probeAudio, SPEECH_SAMPLE_RATE } from "./extract";
+import { loadEngine } from "./load";
 import { Segmenter, type SegmenterOptions, type SpeechSegment } from "./segment";
 
 export const TRANSCRIPT_SCHEMA = "obscura.transcript/v1";
@@ -68,7 +69,7 @@ export async function transcribeMedia(file: string, opts: TranscribeOptions = {}
     progress(1);
     return emptyTranscript(languageCode, choice.engine.name, info.durationSeconds ?? 0);
   }
-  const engine = await choice.engine.load();
+  const engine = await loadEngine(choice.engine);
   const started = performance.now();
   const segmenter = new Segmenter({ ...opts.segmenter, sampleRate: SPEECH_SAMPLE_RATE });
   const segments: TranscriptSegment[] = [];
