@@ -1,16 +1,43 @@
-export default function Home() {
+import Link from "next/link";
+import { redirect } from "next/navigation";
+import { setupState } from "@/server/identity";
+import { Card } from "@/components/ui";
+import { currentUser } from "./_lib/session";
+import { signOutAction } from "./_lib/sign-out";
+
+export const dynamic = "force-dynamic";
+
+export default async function Home() {
+  if ((await setupState()).needsSetup) redirect("/admin/setup");
+  const user = await currentUser();
   return (
-    <main style={{ maxWidth: 720 }}>
-      <h1>Obscura</h1>
-      <p>Self-hosted redaction and video analytics. This server answers the redaction API under <code>/api/v1</code>.</p>
-      <ul>
-        <li>
-          <a href="/docs/api">API reference</a> (OpenAPI 3.1 document at <a href="/openapi.json">/openapi.json</a>)
-        </li>
-        <li>
-          <a href="/healthz">Health</a>
-        </li>
-      </ul>
+    <main className="mx-auto max-w-3xl space-y-6 px-6 py-12">
+      <div className="flex items-center justify-between">
+        <h1 className="text-3xl font-bold tracking-tight">Obscura</h1>
+        {user ? (
+          <form action={signOutAction} className="text-sm text-slate-600">
+            Signed in as <strong>{user.displayName ?? user.username}</strong>{" "}
+            <button className="ml-2 font-medium text-brand-600 hover:underline">Sign out</button>
+          </form>
+        ) : (
+          <Link href="/signin" className="rounded-md bg-brand-600 px-3.5 py-2 text-sm font-semibold text-white hover:bg-brand-700">
+            Sign in
+          </Link>
+        )}
+      </div>
+      <p className="text-slate-600">Self-hosted redaction and video analytics: find faces, people, vehicles, plates, IDs, screens and documents in video and images, review what was found, and export redacted copies.</p>
+      <div className="grid gap-4 md:grid-cols-2">
+        {user?.role === "admin" && (
+          <Card title={<Link href="/admin" className="hover:underline">Admin console</Link>}>
+            <p className="text-sm text-slate-600">Users, API tokens, the licence and the audit log.</p>
+          </Card>
+        )}
+        <Card title={<Link href="/docs/api" className="hover:underline">API reference</Link>}>
+          <p className="text-sm text-slate-600">
+            The redaction API under <code>/api/v1</code> (OpenAPI 3.1 at <a className="text-brand-600 hover:underline" href="/openapi.json">/openapi.json</a>).
+          </p>
+        </Card>
+      </div>
     </main>
   );
 }

@@ -21,6 +21,9 @@ buildIfNeeded(c.appDir);
 
 const rt = await runtime();
 ensureApiToken();
+// Headless setup: the first admin and the licence from the environment (both idempotent).
+await (await import("../server/identity/setup")).bootstrapFromEnv();
+await (await import("../server/license")).installLicenseFromEnv();
 if (!c.apiToken) log.info("API bearer token", { file: apiTokenFile(), hint: "export OBSCURA_API_TOKEN=$(cat <file>) or set your own" });
 const workers = await startWorkers(c.workers);
 if (c.workers > 0) void (await import("../server/vision/engine")).prepareModels();
@@ -29,7 +32,9 @@ const { default: next } = await import("next");
 const app = next({ dev: false, dir: c.appDir, hostname: process.env.HOST ?? "0.0.0.0", port: c.port });
 await app.prepare();
 const handle = app.getRequestHandler();
+const { stampClientAddress } = await import("../server/http/client-address");
 const server = http.createServer((req, res) => {
+  stampClientAddress(req);
   handle(req, res).catch((e: unknown) => {
     log.error("request handler crashed", { error: String(e) });
     if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });

@@ -1,7 +1,15 @@
 /**
- * Bearer-token authentication of /api/v1. The accepted token is OBSCURA_API_TOKEN; when it is not
- * set, a random token is generated once and kept in OBSCURA_DATA_DIR/api-token (mode 0600), so a
- * fresh install is never open. Tokens are compared in constant time and never logged.
+ * Request authentication of the APIs. One principal shape whatever the credential:
+ * - `authenticate(req)`: `Authorization: Bearer <token>` on /api/v1: a bearer token created in
+ *   /admin/tokens, or the bootstrap credential;
+ * - `authenticateAccessToken(req)`: `X-Access-Token` (detection API; counts a call against the
+ *   token's monthly quota, 403 past it);
+ * - `authenticateApiKey(req)`: `X-API-Key` (vehicle and data APIs).
+ * The bootstrap credential is OBSCURA_API_TOKEN, or when it is not set a random token generated
+ * once into OBSCURA_DATA_DIR/api-token (mode 0600), so a fresh install is never open; it is
+ * accepted by all three, with no quota, for automation that runs before any admin exists.
+ * Tokens are compared in constant time (bootstrap) or looked up by SHA-256 (admin tokens) and
+ * never logged or echoed.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -9,12 +17,19 @@ import path from "node:path";
 import { ObscuraError } from "@/lib/errors";
 import { config } from "../config";
 import { log } from "../log";
+import { authenticateToken, countCall, type TokenKind } from "../identity/tokens";
 
 export interface Principal {
-  kind: "api-token";
-  /** A non-secret label for logs. */
-  label: string;
+  kind: "bootstrap" | "token" | "user";
+  /** Token or user id ("bootstrap" for the bootstrap credential). */
+  id: string;
+  /** A non-secret label for logs: the token's or user's name. */
+  name: string;
+  role: "admin" | "reviewer" | "api";
+  tokenKind?: TokenKind;
 }
+
+const BOOTSTRAP: Principal = { kind: "bootstrap", id: "bootstrap", name: "api-token", role: "api" };
 
 const digest = (s: string) => crypto.createHash("sha256").update(s, "utf8").digest();
 
@@ -51,12 +66,37 @@ export function resetAuthCache(): void {
   tokenDigest = null;
 }
 
-export function authenticate(req: Request): Principal {
+function isBootstrap(token: string): boolean {
+  return crypto.timingSafeEqual(digest(token), acceptedDigest());
+}
+
+async function byToken(kind: TokenKind, token: string): Promise<Principal> {
+  if (isBootstrap(token)) return BOOTSTRAP;
+  const row = await authenticateToken(kind, token);
+  if (kind === "access") await countCall(row);
+  return { kind: "token", id: row.id, name: row.name, role: "api", tokenKind: kind };
+}
+
+export async function authenticate(req: Request): Promise<Principal> {
   const header = req.headers.get("authorization");
   if (!header) throw new ObscuraError("UNAUTHENTICATED", "missing Authorization header; send Authorization: Bearer <token>");
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw new ObscuraError("UNAUTHENTICATED", "Authorization header must be of the form: Bearer <token>");
-  const given = digest(m[1]!);
-  if (!crypto.timingSafeEqual(given, acceptedDigest())) throw new ObscuraError("UNAUTHENTICATED", "invalid bearer token");
-  return { kind: "api-token", label: "api-token" };
+  return byToken("bearer", m[1]!).catch((e) => {
+    throw e instanceof ObscuraError && e.status === "UNAUTHENTICATED" && /^unknown token/.test(e.message) ? new ObscuraError("UNAUTHENTICATED", "invalid bearer token") : e;
+  });
+}
+
+function headerToken(req: Request, name: string): string {
+  const v = req.headers.get(name)?.trim();
+  if (!v) throw new ObscuraError("UNAUTHENTICATED", `missing ${name} header`);
+  return v;
+}
+
+export function authenticateAccessToken(req: Request): Promise<Principal> {
+  return byToken("access", headerToken(req, "X-Access-Token"));
+}
+
+export function authenticateApiKey(req: Request): Promise<Principal> {
+  return byToken("apikey", headerToken(req, "X-API-Key"));
 }

@@ -12,7 +12,7 @@ export function apiRoute<P extends Params = Params>(
 ) {
   return async (req: Request, ctx: { params: Promise<P> }): Promise<Response> => {
     try {
-      const principal = authenticate(req);
+      const principal = await authenticate(req);
       const params = ctx?.params ? await ctx.params : ({} as P);
       return await handler(req, { principal, params });
     } catch (e) {

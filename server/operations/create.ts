@@ -14,6 +14,7 @@ import { operationName } from "./present";
 import { finishFailed } from "./store";
 import { log } from "../log";
 import { speechEngineFor } from "../speech/engine";
+import { assertCanProcess } from "../license";
 
 async function insertAndEnqueue(row: typeof operations.$inferInsert): Promise<{ name: string }> {
   const rt = await runtime();
@@ -32,6 +33,7 @@ async function insertAndEnqueue(row: typeof operations.$inferInsert): Promise<{ 
 
 export async function createVideoOperation(body: unknown): Promise<{ name: string }> {
   const req = parseBody(videoProcessRequestSchema, body);
+  await assertCanProcess();
   const projectId = req.projectId ?? config().defaultProjectId;
   const givenSession = req.videoContext?.prepareConfig?.sessionId;
   const fromStateBucket = isPrefixUri(req.inputUri);
@@ -72,6 +74,7 @@ function assertSpeechModel(languageCode: string): void {
 
 export async function createImageOperation(body: unknown): Promise<{ name: string }> {
   const req = parseBody(imageProcessRequestSchema, body);
+  await assertCanProcess();
   const projectId = req.projectId ?? config().defaultProjectId;
   const outputUri = isPrefixUri(req.outputUri) ? joinUri(req.outputUri, "image.jpg") : req.outputUri;
   const spec = imageJobSpec(req, { projectId, outputUri });
