@@ -74,7 +74,8 @@ export async function createUser(input: NewUser, actor: Actor | null, opts: { db
   try {
     [row] = await d.insert(users).values({ id: crypto.randomUUID(), username, displayName, passwordHash, role: input.role, passwordChangedAt: new Date() }).returning();
   } catch (e) {
-    if (/unique|duplicate/i.test(String((e as Error).message)) || (e as { code?: string }).code === "23505") {
+    const code = (e as { code?: string; cause?: { code?: string } }).cause?.code ?? (e as { code?: string }).code;
+    if (code === "23505") {
       throw new ObscuraError("ALREADY_EXISTS", `the username ${username} is taken`, { details: [{ field: "username", problem: `${username} is taken` }] });
     }
     throw e;
