@@ -101,7 +101,7 @@ describe.each(databases)("identity on $name", ({ pg }) => {
     expect(String(lost.reason.message)).toMatch(/setup is already done/);
     expect(await setupState()).toEqual({ needsSetup: false });
     // the headless bootstrap does nothing once an admin exists
-    await bootstrapFromEnv({ OBSCURA_ADMIN_USER: "second", OBSCURA_ADMIN_PASSWORD: GOOD } as NodeJS.ProcessEnv);
+    await bootstrapFromEnv({ OBSCURA_ADMIN_USER: "second", OBSCURA_ADMIN_PASSWORD: GOOD } as unknown as NodeJS.ProcessEnv);
     expect((await listUsers()).map((u) => u.username)).toHaveLength(1);
   });
 
