@@ -116,7 +116,7 @@ export async function installLicenseAction(_prev: FormState, form: FormData): Pr
   }
   if (!document) return { fieldErrors: { document: "Paste the licence, or choose its file." } };
   return asAdmin(async (actor) => {
-    const status = await installLicense(document, { actor: actor.username });
+    const status = await installLicense(document, { actor: actor.username, ip: actor.ip });
     return { ok: true, message: `Licence for ${status.licensee} installed.` };
   }, { document });
 }

@@ -43,7 +43,7 @@ export default async function TokensPage() {
         </Table>
       </Card>
       <Card title="Create a token">
-        <CreateTokenForm kinds={Object.entries(KINDS).map(([value, k]) => ({ value, label: `${k.label}: ${k.where}` }))} />
+        <CreateTokenForm kinds={Object.entries(KINDS).map(([value, k]) => ({ value, label: k.label, where: k.where }))} />
       </Card>
     </div>
   );

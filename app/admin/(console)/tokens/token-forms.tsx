@@ -3,7 +3,7 @@ import { useActionState, useState } from "react";
 import { Alert, Button, Field, Select } from "@/components/ui";
 import { createTokenAction, revokeTokenAction, type FormState } from "../../actions";
 
-export function CreateTokenForm({ kinds }: { kinds: { value: string; label: string }[] }) {
+export function CreateTokenForm({ kinds }: { kinds: { value: string; label: string; where: string }[] }) {
   const [state, action, pending] = useActionState<FormState, FormData>(createTokenAction, {});
   const [kind, setKind] = useState(state.values?.kind ?? "bearer");
   const f = state.fieldErrors ?? {};
@@ -20,7 +20,7 @@ export function CreateTokenForm({ kinds }: { kinds: { value: string; label: stri
       {state.error && <Alert tone="error">{state.error}</Alert>}
       <form action={action} className="grid gap-4 md:grid-cols-3" noValidate>
         <Field label="Name" name="name" required defaultValue={state.ok ? "" : state.values?.name} error={f.name} hint="Who or what uses it, e.g. ingest-server-2" />
-        <Select label="Kind" name="kind" value={kind} onChange={(e) => setKind(e.target.value)} error={f.kind}>
+        <Select label="Kind" name="kind" value={kind} onChange={(e) => setKind(e.target.value)} error={f.kind} hint={kinds.find((k) => k.value === kind)?.where}>
           {kinds.map((k) => (
             <option key={k.value} value={k.value}>
               {k.label}
