@@ -16,7 +16,10 @@ export default async function Home() {
         <h1 className="text-3xl font-bold tracking-tight">Obscura</h1>
         {user ? (
           <form action={signOutAction} className="text-sm text-slate-600">
-            Signed in as <strong>{user.displayName ?? user.username}</strong>{" "}
+            Signed in as{" "}
+            <Link href="/account" className="font-semibold hover:underline">
+              {user.displayName ?? user.username}
+            </Link>{" "}
             <button className="ml-2 font-medium text-brand-600 hover:underline">Sign out</button>
           </form>
         ) : (

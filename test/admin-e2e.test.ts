@@ -201,5 +201,20 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("admin console in chromium", () => {
     await page.goto(s.url + "/admin/users");
     expect(await page.locator("body").textContent()).toMatch(/Administrators only/);
     expect(await page.locator("tr[data-user]").count()).toBe(0);
+
+    // a reviewer changes her own password (the current one is checked)
+    await page.goto(s.url + "/account");
+    await page.fill("#current", "not-it-at-all");
+    await page.fill("#password", "Orange-Lantern-2028");
+    await page.fill("#confirm", "Orange-Lantern-2028");
+    await submit();
+    await expect.poll(() => page.locator("#current-error").textContent()).toMatch(/wrong password/);
+    await settle();
+    await page.fill("#current", "Green-Lantern-2027");
+    await page.fill("#password", "Orange-Lantern-2028");
+    await page.fill("#confirm", "Orange-Lantern-2028");
+    await submit();
+    await expect.poll(() => page.locator("body").textContent()).toMatch(/Your password was changed/);
+    await shot("account");
   });
 });

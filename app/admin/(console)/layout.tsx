@@ -23,9 +23,9 @@ export default async function AdminLayout({ children }: { children: ReactNode })
           {user.role === "admin" && <AdminNav />}
         </div>
         <form action={signOutAction} className="flex items-center gap-3 text-sm text-slate-600">
-          <span>
+          <Link href="/account" className="hover:text-slate-900 hover:underline">
             {user.displayName ?? user.username} <span className="text-slate-400">({user.role})</span>
-          </span>
+          </Link>
           <Button type="submit" variant="secondary">
             Sign out
           </Button>
