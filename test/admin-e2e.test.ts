@@ -3,7 +3,7 @@
  * the real server: first-run setup, sign-in and sign-out, a wrong password and the lockout, a
  * reviewer created and refused from /admin, an API token created, used and revoked, a licence
  * uploaded, a tampered one refused, and an expired one blocking new processing. Screenshots of the
- * pages go to docs/img/admin-*.png.
+ * pages: docs/img/admin-*.png when OBSCURA_DOCS_SCREENSHOTS=1.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -17,7 +17,8 @@ const CHROMIUM = process.env.OBSCURA_CHROMIUM ?? "/usr/bin/chromium";
 const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 const ADMIN_PASSWORD = "Correct-Horse-42!";
 const REVIEWER_PASSWORD = "Blue-Lantern-2026";
-const SHOTS = path.join(ROOT, "docs", "img");
+/** The docs' screenshots are refreshed with OBSCURA_DOCS_SCREENSHOTS=1; otherwise they go to a scratch folder. */
+const SHOTS = process.env.OBSCURA_DOCS_SCREENSHOTS ? path.join(ROOT, "docs", "img") : tempDir("admin-shots");
 
 describe.skipIf(!fs.existsSync(CHROMIUM))("admin console in chromium", () => {
   let s: TestServer;
