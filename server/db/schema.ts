@@ -51,6 +51,13 @@ export const sessions = pgTable(
     lastOperationId: text("last_operation_id"),
     /** Usernames of reviewers who may open this session (the requests' `acl`, merged); admins see all. */
     acl: jsonb("acl").$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    /** Bumped by every write of the tracks (a detection run or an editor's save): saves name the version they edited. */
+    version: integer("version").notNull().default(0),
+    editedAt: timestamp("edited_at", { withTimezone: true, mode: "date" }),
+    /** Who saved last: a username, a token's name, or "detection". */
+    editedBy: text("edited_by"),
+    /** Tracks per object type ({"face": 12, "licensePlate": 3}), for lists without reading the state. */
+    trackCounts: jsonb("track_counts").$type<Record<string, number>>(),
     droppedAt: timestamp("dropped_at", { withTimezone: true, mode: "date" }),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),

@@ -6,7 +6,7 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { ObscuraError } from "@/lib/errors";
 import { DETECTION_FEATURES } from "@/lib/api/common";
 import type { VideoJobSpec } from "@/lib/api/video";
@@ -39,6 +39,13 @@ export function mergeDetections(prev: DetectionsFile, features: readonly string[
     profile: result.profile,
     tracks: mergeTracks(prev.tracks, types, result.tracks),
   };
+}
+
+/** Tracks per object type, for session lists. */
+export function trackCounts(tracks: readonly { type: string }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of tracks) out[t.type] = (out[t.type] ?? 0) + 1;
+  return out;
 }
 
 /** One JSON line per frame that has objects: the per-frame view of the tracks. */
@@ -303,10 +310,21 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
   const inputUri = manifest?.inputUri ?? redactUri(spec.inputUri); // sessions keep no secrets
   await ctx.db
     .insert(sessions)
-    .values({ id: sessionId, projectId: spec.projectId, inputUri, stateUri: drop ? null : internal, media, hashes: next.hashes, acl: next.acl, lastOperationId: ctx.operation.id })
+    .values({ id: sessionId, projectId: spec.projectId, inputUri, stateUri: drop ? null : internal, media, hashes: next.hashes, acl: next.acl, lastOperationId: ctx.operation.id, trackCounts: trackCounts(detections.tracks), ...(detect.length ? { version: 1, editedAt: new Date(), editedBy: "detection" } : {}) })
     .onConflictDoUpdate({
       target: sessions.id,
-      set: { stateUri: drop ? null : internal, media, hashes: next.hashes, acl: next.acl, lastOperationId: ctx.operation.id, droppedAt: drop ? new Date() : null, updatedAt: new Date() },
+      set: {
+        stateUri: drop ? null : internal,
+        media,
+        hashes: next.hashes,
+        acl: next.acl,
+        lastOperationId: ctx.operation.id,
+        droppedAt: drop ? new Date() : null,
+        updatedAt: new Date(),
+        trackCounts: trackCounts(detections.tracks),
+        // A detection run rewrote the tracks: an editor holding the old version must reload.
+        ...(detect.length ? { version: sql`${sessions.version} + 1`, editedAt: new Date(), editedBy: "detection" } : {}),
+      },
     });
   if (drop) await dropInternalState(ctx, sessionId);
   return { outputUri, leakCheck: leaks, transcript: transcriptFiles, exportHashes: render && spec.render.exportHashes.length ? exportHashes : null };

@@ -1,7 +1,8 @@
 /** What every detector offers and returns. Boxes are in pixels of the image given to it. */
 import type { Box } from "@/lib/geometry";
+import { OBJECT_TYPES } from "@/lib/api/session";
 
-export const OBJECT_TYPES = ["face", "head", "person", "vehicle", "licensePlate", "id", "screen", "document"] as const;
+export { OBJECT_TYPES };
 export type ObjectType = (typeof OBJECT_TYPES)[number];
 
 export interface Detection {
