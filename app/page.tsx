@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { setupState } from "@/server/identity";
+import { listProjects } from "@/server/sessions";
 import { Card } from "@/components/ui";
 import { currentUser } from "./_lib/session";
 import { signOutAction } from "./_lib/sign-out";
@@ -10,6 +11,7 @@ export const dynamic = "force-dynamic";
 export default async function Home() {
   if ((await setupState()).needsSetup) redirect("/admin/setup");
   const user = await currentUser();
+  const projects = user ? await listProjects({ kind: "user", id: user.id, name: user.username, role: user.role }) : null;
   return (
     <main className="mx-auto max-w-3xl space-y-6 px-6 py-12">
       <div className="flex items-center justify-between">
@@ -29,6 +31,26 @@ export default async function Home() {
         )}
       </div>
       <p className="text-slate-600">Self-hosted redaction and video analytics: find faces, people, vehicles, plates, IDs, screens and documents in video and images, review what was found, and export redacted copies.</p>
+      {projects && (
+        <Card title="Your projects">
+          {projects.length ? (
+            <ul className="divide-y divide-slate-100">
+              {projects.map((p) => (
+                <li key={p.projectId} className="flex items-center justify-between py-2">
+                  <a className="font-medium text-brand-600 hover:underline" href={`/projects/${encodeURIComponent(p.projectId)}`}>
+                    {p.projectId}
+                  </a>
+                  <span className="text-sm text-slate-500">
+                    {p.sessions} video{p.sessions === 1 ? "" : "s"}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <p className="text-sm text-slate-500">No videos shared with you yet.</p>
+          )}
+        </Card>
+      )}
       <div className="grid gap-4 md:grid-cols-2">
         {user?.role === "admin" && (
           <Card title={<Link href="/admin" className="hover:underline">Admin console</Link>}>

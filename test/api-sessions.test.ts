@@ -7,12 +7,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromium } from "playwright-core";
 import { runFfmpeg } from "@/server/media";
 import { resetConfig } from "@/server/config";
 import { closeRuntime } from "@/server/db/client";
 import { createUser } from "@/server/identity";
 import { clearLicenseCache } from "@/server/license";
-import { fileUri, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
+import { fileUri, ROOT, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
 
 const SAMPLE = path.resolve("node_modules/@vladmandic/face-api/demo/sample1.jpg");
 const PASSWORD = "Correct-Horse-42!";
@@ -175,5 +176,31 @@ describe("session API for the editor", () => {
     expect(tail.headers.get("content-range")).toBe(`bytes ${size - 10}-${size - 1}/${size}`);
     expect((await fetch(`${s.url}/api/v1/projects/${PROJECT}/sessions/${sessionId}/media`, { headers: { cookie: rita, range: `bytes=${size + 5}-` } })).status).toBe(416);
     expect((await fetch(`${s.url}/api/v1/projects/${PROJECT}/sessions/${sessionId}/media`, { headers: { cookie: tom } })).status).toBe(403);
+  });
+
+  it.skipIf(!fs.existsSync("/usr/bin/chromium"))("shows the project's videos to a signed-in reviewer in the browser, and none to one not in the acl", async () => {
+    const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu", "--no-first-run"] });
+    try {
+      for (const [user, cards] of [["rita", 1], ["tom", 0]] as const) {
+        const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
+        await page.goto(`${s.url}/projects/${PROJECT}`);
+        expect(new URL(page.url()).pathname).toBe("/signin");
+        await page.fill("#username", user);
+        await page.fill("#password", PASSWORD);
+        await page.click("button[type=submit]");
+        await page.waitForURL(new RegExp(`/projects/${PROJECT}$`));
+        expect(await page.locator("[data-session]").count()).toBe(cards);
+        if (cards) {
+          const card = page.locator(`[data-session="${sessionId}"]`);
+          expect(await card.textContent()).toMatch(/three-faces\.mp4.*4 faces.*Last edit .* by rita/);
+          await page.waitForFunction(() => [...document.images].every((i) => i.complete && i.naturalWidth > 0));
+          const shots = process.env.OBSCURA_DOCS_SCREENSHOTS ? path.join(ROOT, "docs", "img") : tempDir("project-shots");
+          await page.screenshot({ path: path.join(shots, "project-view.png") });
+        } else expect(await page.locator("main").textContent()).toMatch(/No videos here yet/);
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+    }
   });
 });

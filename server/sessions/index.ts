@@ -160,3 +160,28 @@ export async function sessionMediaFile(projectId: string, sessionId: string, who
   }
   return { file: cached, contentType };
 }
+
+/** The session's poster (first frame, upright, JPEG) for lists; null when it has none. */
+export async function sessionPoster(projectId: string, sessionId: string, who: Principal): Promise<Buffer | null> {
+  const s = await visible(projectId, sessionId, who);
+  try {
+    return await readBytes(joinUri(s.stateUri!, `${FILES.thumbnails}/poster.jpg`));
+  } catch (e) {
+    if (e instanceof ObscuraError && e.status === "NOT_FOUND") return null;
+    throw e;
+  }
+}
+
+/** Projects with at least one session `who` may see, and how many, most recent first. */
+export async function listProjects(who: Principal): Promise<{ projectId: string; sessions: number; lastCreatedAt: string }[]> {
+  const d = await database();
+  const rows = await d.select().from(sessions).where(isNull(sessions.droppedAt)).orderBy(desc(sessions.createdAt));
+  const out = new Map<string, { projectId: string; sessions: number; lastCreatedAt: string }>();
+  for (const s of rows) {
+    if (!canSeeSession(who, s)) continue;
+    const p = out.get(s.projectId) ?? { projectId: s.projectId, sessions: 0, lastCreatedAt: s.createdAt.toISOString() };
+    p.sessions++;
+    out.set(s.projectId, p);
+  }
+  return [...out.values()];
+}

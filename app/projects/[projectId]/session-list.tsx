@@ -1,0 +1,66 @@
+"use client";
+import { useEffect, useState } from "react";
+import { Badge } from "@/components/ui";
+import type { SessionSummary } from "@/server/sessions";
+
+const LABELS: Record<string, string> = { face: "faces", head: "heads", person: "people", vehicle: "vehicles", licensePlate: "plates", id: "IDs", screen: "screens", document: "documents" };
+
+const duration = (s: number | null | undefined) => (s == null ? "" : `${Math.floor(s / 60)}:${String(Math.round(s % 60)).padStart(2, "0")}`);
+
+/** The cards, refreshed every 2 s while an operation runs. */
+export function SessionList({ projectId, initial }: { projectId: string; initial: SessionSummary[] }) {
+  const [sessions, setSessions] = useState(initial);
+  const running = sessions.some((s) => s.operation && !s.operation.done);
+  useEffect(() => {
+    if (!running) return;
+    const t = setInterval(async () => {
+      const r = await fetch(`/api/v1/projects/${encodeURIComponent(projectId)}/sessions`);
+      if (r.ok) setSessions(((await r.json()) as { sessions: SessionSummary[] }).sessions);
+    }, 2000);
+    return () => clearInterval(t);
+  }, [projectId, running]);
+  if (!sessions.length) {
+    return <p className="rounded-xl bg-white px-6 py-12 text-center text-sm text-slate-500 ring-1 ring-slate-200">No videos here yet.</p>;
+  }
+  return (
+    <ul className="grid gap-5 sm:grid-cols-2 lg:grid-cols-3">
+      {sessions.map((s) => {
+        const op = s.operation;
+        return (
+          <li key={s.sessionId} data-session={s.sessionId} className="overflow-hidden rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
+            <div className="relative aspect-video bg-slate-900">
+              {/* eslint-disable-next-line @next/next/no-img-element */}
+              <img src={`/api/v1/projects/${encodeURIComponent(projectId)}/sessions/${s.sessionId}/poster`} alt="" className="h-full w-full object-contain" />
+              {s.media?.durationSeconds != null && <span className="absolute right-2 bottom-2 rounded bg-black/70 px-1.5 py-0.5 text-xs font-medium text-white">{duration(s.media.durationSeconds)}</span>}
+            </div>
+            <div className="space-y-2 px-4 py-3">
+              <p className="truncate font-medium text-slate-900" title={s.name}>
+                {s.name}
+              </p>
+              {op && !op.done ? (
+                <div>
+                  <div className="h-1.5 overflow-hidden rounded bg-slate-100">
+                    <div className="h-full bg-brand-600 transition-all" style={{ width: `${op.progressPercent}%` }} />
+                  </div>
+                  <p className="mt-1 text-xs text-slate-500">Processing… {Math.round(op.progressPercent)}%</p>
+                </div>
+              ) : op?.status === "failed" ? (
+                <Badge color="red">processing failed</Badge>
+              ) : (
+                <div className="flex flex-wrap gap-1.5">
+                  {Object.entries(s.trackCounts).map(([type, n]) => (
+                    <Badge key={type} color="blue">
+                      {n} {LABELS[type] ?? type}
+                    </Badge>
+                  ))}
+                  {Object.keys(s.trackCounts).length === 0 && <Badge>nothing detected</Badge>}
+                </div>
+              )}
+              <p className="text-xs text-slate-500">{s.editedAt ? `Last edit ${s.editedAt.slice(0, 16).replace("T", " ")} UTC by ${s.editedBy}` : "Not edited yet"}</p>
+            </div>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
