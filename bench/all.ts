@@ -6,7 +6,8 @@
  * - queue:  job-queue throughput on PostgreSQL (bench/queue.ts; needs 127.0.0.1:5432)
  * - models: each converted model in onnxruntime-node against TF.js-wasm on the same input (bench/models.ts)
  * - video:  analysis speed of a 720p clip through detection + tracking (bench/video.ts)
- * - render: redacted render against a plain ffmpeg transcode of the same clip (bench/render.ts)
+ * - render: redacted render against a plain ffmpeg transcode of the same clip, 1080p progress (bench/render.ts)
+ * - render-memory: peak memory of a 1080p render, 1 min vs 3 min clip (bench/render-memory.ts; --minutes 10 by hand)
  * A benchmark that fails is reported with its exit code and the rest still run; the exit code
  * is non-zero when any failed.
  */
@@ -15,7 +16,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-const ALL = ["queue", "models", "video", "render"] as const;
+const ALL = ["queue", "models", "video", "render", "render-memory"] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const unknown = asked.filter((a) => !(ALL as readonly string[]).includes(a));
 if (unknown.length) {

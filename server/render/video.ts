@@ -5,8 +5,10 @@
  * source's audio (copied, re-encoded or masked) directly from the source file as a second input.
  *
  * - Memory is flat: two frame buffers alternate (one is being written to the encoder while the
- *   next is filled and redacted); reading the decoder waits for the encoder (pipe backpressure).
- *   Nothing is written to disk but the output.
+ *   next is filled and redacted); reading the decoder waits for the encoder (backpressure).
+ *   The decoder's stdout is a Unix socket that Node reads straight into the frame buffers
+ *   (frameSocket: no per-chunk Buffers, no copies); a plain stdout pipe read as a stream where
+ *   that socket cannot be made. Nothing is written to disk but the output.
  * - Frames stay as stored (no autorotate): the output has the source's coded size (an odd width or
  *   height loses its last column/row: H.264 4:2:0 needs even sizes), frame rate and rotation (the
  *   display matrix is written back after encoding, mp4.ts). Track boxes, in upright display
@@ -20,7 +22,11 @@
  *   128 kb/s, through the mask's filter (audio.ts) when maskAudio is set.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import type { Writable } from "node:stream";
+import fs from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { Readable, Writable } from "node:stream";
 import { ObscuraError } from "@/lib/errors";
 import type { Box } from "@/lib/geometry";
 import type { VideoJobSpec } from "@/lib/api/video";
@@ -183,7 +189,7 @@ interface Child {
   exit: Promise<number | null>;
 }
 
-function start(args: string[], stdin: "pipe" | "ignore", stdout: "pipe" | "ignore"): Child {
+function start(args: string[], stdin: "pipe" | "ignore", stdout: "pipe" | "ignore" | net.Socket): Child {
   const proc = spawn(ffmpegPath(), args, { stdio: [stdin, stdout, "pipe"] });
   const stderr: string[] = [];
   proc.stderr!.on("data", (b: Buffer) => {
@@ -195,6 +201,43 @@ function start(args: string[], stdin: "pipe" | "ignore", stdout: "pipe" | "ignor
     proc.once("close", (code) => resolve(code));
   });
   return { proc, stderr, exit };
+}
+
+/**
+ * A connected pair of Unix sockets for the decoder's output: `writer` becomes the decoder's stdout
+ * and `reader` receives the frames through net's `onread`, straight into the frame buffers. Read
+ * as a stream instead, every 64 KiB chunk is a new Buffer (allocation, page faults, GC) plus a
+ * copy: several ms of CPU per 1080p frame. Null where the pair cannot be made (Windows, no
+ * usable temp dir): the decoder's stdout pipe is read as a stream then. The socket lives in a
+ * fresh 0700 directory (only this user can connect) that is removed once connected.
+ */
+async function frameSocket(onread: net.OnReadOpts): Promise<{ reader: net.Socket; writer: net.Socket } | null> {
+  if (process.platform === "win32") return null;
+  let dir: string | null = null;
+  let server: net.Server | null = null;
+  let reader: net.Socket | null = null;
+  try {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), "obscura-render-"));
+    const file = path.join(dir, "frames.sock");
+    const srv = (server = net.createServer({ pauseOnConnect: true }));
+    await new Promise<void>((resolve, reject) => {
+      srv.once("error", reject);
+      srv.listen(file, () => resolve());
+    });
+    const accepted = new Promise<net.Socket>((resolve) => srv.once("connection", resolve));
+    const r = (reader = net.connect({ path: file, onread }));
+    await new Promise<void>((resolve, reject) => {
+      r.once("connect", resolve);
+      r.once("error", reject);
+    });
+    return { reader: r, writer: await accepted };
+  } catch {
+    reader?.destroy();
+    return null;
+  } finally {
+    server?.close();
+    if (dir) await fs.rm(dir, { recursive: true, force: true }).catch(() => {});
+  }
 }
 
 function write(stream: Writable, buf: Buffer): Promise<void> {
@@ -214,20 +257,8 @@ export async function renderVideo(input: string, output: string, opts: RenderVid
   const decArgs = buildDecoderArgs(input, info);
   const objects = frameObjects(opts.tracks, info, config, renderKey(), opts.boxSpace);
 
-  const dec = start(decArgs, "ignore", "pipe");
-  const enc = start(encArgs, "pipe", "ignore");
-  const stdin = enc.proc.stdin!;
-  stdin.on("error", () => {}); // EPIPE when the encoder stops early: its exit code tells why
-  let aborted = false;
-  const kill = () => {
-    for (const c of [dec, enc]) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill("SIGKILL");
-  };
-  const onAbort = () => {
-    aborted = true;
-    kill();
-  };
-  signal?.addEventListener("abort", onAbort, { once: true });
-
+  // Two frame buffers alternate: buffers[cur] is being filled from the decoder while the other one
+  // is being written to the encoder; reading waits when the encoder has not taken it yet.
   const buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
   const inFlight: Array<Promise<void> | null> = [null, null];
   let cur = 0;
@@ -236,48 +267,127 @@ export async function renderVideo(input: string, output: string, opts: RenderVid
   let redactMs = 0;
   const total = info.video.frameCount;
   let failure: unknown = null;
+  let fraction = 0;
+  /** buffers[cur] holds a whole frame: redact it, send it, switch; resolves when the next buffer is free (null: free now). */
+  const frameDone = (): Promise<void> | null => {
+    const buf = buffers[cur]!;
+    const list = objects.next().value ?? [];
+    if (list.length) {
+      const t = performance.now();
+      redactFrame(yuv420pFrame(buf, width, height), list);
+      redactMs += performance.now() - t;
+    }
+    inFlight[cur] = write(stdin, buf);
+    cur ^= 1;
+    filled = 0;
+    frames++;
+    // Frames make 0..0.99 (scaled, not clamped: the last 1 % of frames still moves it), the
+    // encoder's finish the last 0.01.
+    if (total > 0) opts.onProgress?.((fraction = Math.min(0.99, (0.99 * frames) / total)));
+    const next = inFlight[cur];
+    if (!next) return null;
+    const slot = cur;
+    return next.then(() => {
+      inFlight[slot] = null;
+    });
+  };
+
+  const enc = start(encArgs, "pipe", "ignore");
+  const stdin = enc.proc.stdin!;
+  stdin.on("error", () => {}); // EPIPE when the encoder stops early: its exit code tells why
+  let dec: Child | null = null;
+  let reader: net.Socket | null = null;
+  let aborted = false;
+  const kill = () => {
+    for (const c of [dec, enc]) if (c && c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill("SIGKILL");
+  };
+  const fail = (e: unknown) => {
+    failure ??= e;
+    kill();
+    reader?.destroy();
+  };
+  const onAbort = () => {
+    aborted = true;
+    kill();
+    reader?.destroy();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+
+  const pair = await frameSocket({
+    buffer: () => buffers[cur]!.subarray(filled),
+    callback: (n: number) => {
+      if (failure) return false;
+      filled += n;
+      if (filled < size) return true;
+      try {
+        const wait = frameDone();
+        if (!wait) return true;
+        wait.then(() => reader?.resume(), fail);
+        return false; // paused until the encoder has taken the other buffer
+      } catch (e) {
+        fail(e);
+        return false;
+      }
+    },
+  });
+  let readerClosed: Promise<void> = Promise.resolve();
+  if (pair) {
+    const r = (reader = pair.reader);
+    readerClosed = new Promise<void>((resolve) => r.once("close", () => resolve()));
+    r.on("error", (e) => {
+      if (!aborted) failure ??= e;
+    });
+    try {
+      if (!aborted) dec = start(decArgs, "ignore", pair.writer);
+    } finally {
+      pair.writer.destroy(); // the decoder has its own copy: EOF comes when it exits
+    }
+    if (aborted) r.destroy();
+    else r.resume();
+  } else if (!aborted) {
+    dec = start(decArgs, "ignore", "pipe");
+  }
+
   try {
-    for await (const chunk of dec.proc.stdout! as AsyncIterable<Buffer>) {
-      let off = 0;
-      while (off < chunk.length) {
-        if (filled === 0 && inFlight[cur]) {
-          await inFlight[cur];
-          inFlight[cur] = null;
+    if (reader) {
+      await readerClosed;
+    } else if (dec) {
+      for await (const chunk of dec.proc.stdout! as Readable) {
+        const data = chunk as Buffer;
+        let off = 0;
+        while (off < data.length) {
+          const n = Math.min(size - filled, data.length - off);
+          data.copy(buffers[cur]!, filled, off, off + n);
+          filled += n;
+          off += n;
+          if (filled < size) continue;
+          const wait = frameDone();
+          if (wait) await wait;
         }
-        const buf = buffers[cur]!;
-        const n = Math.min(size - filled, chunk.length - off);
-        chunk.copy(buf, filled, off, off + n);
-        filled += n;
-        off += n;
-        if (filled < size) continue;
-        const list = objects.next().value ?? [];
-        if (list.length) {
-          const t = performance.now();
-          redactFrame(yuv420pFrame(buf, width, height), list);
-          redactMs += performance.now() - t;
-        }
-        inFlight[cur] = write(stdin, buf);
-        cur ^= 1;
-        filled = 0;
-        frames++;
-        if (total > 0) opts.onProgress?.(Math.min(0.99, frames / total));
       }
     }
     await Promise.all(inFlight);
   } catch (e) {
-    failure = e;
-    kill();
+    fail(e);
   }
   stdin.end();
-  const [decCode, encCode] = await Promise.all([dec.exit, enc.exit]);
-  signal?.removeEventListener("abort", onAbort);
-  if (aborted || signal?.aborted) throw new ObscuraError("CANCELLED", "rendering was cancelled");
-  const quote = (c: Child, args: string[]) => redactPaths(c.stderr.slice(-3).join("; "), args) || "no error output";
-  if (encCode !== 0) throw new ObscuraError("INTERNAL", `ffmpeg could not encode the redacted video (exit code ${encCode}): ${quote(enc, encArgs)}`);
-  if (decCode !== 0) throw new ObscuraError("INVALID_ARGUMENT", `ffmpeg could not decode the video for rendering (exit code ${decCode}): ${quote(dec, decArgs)}`);
-  if (failure) throw new ObscuraError("INTERNAL", `rendering failed: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
-  if (frames === 0) throw new ObscuraError("INVALID_ARGUMENT", "the video has no frames to render");
-  if (info.video.rotation) await setMp4Rotation(output, info.video.rotation, { width, height });
+  // The encoder's finish (flushing, then +faststart moving the index to the front: one more pass
+  // over the whole output, ~1 s per GB here) reports nothing: meanwhile the last fraction is
+  // repeated every 0.5 s, so a long finish is not mistaken for a stall.
+  const heartbeat = opts.onProgress && frames > 0 && total > 0 ? setInterval(() => opts.onProgress?.(fraction), 500) : null;
+  try {
+    const [decCode, encCode] = await Promise.all([dec?.exit ?? null, enc.exit]);
+    signal?.removeEventListener("abort", onAbort);
+    if (aborted || signal?.aborted) throw new ObscuraError("CANCELLED", "rendering was cancelled");
+    const quote = (c: Child, args: string[]) => redactPaths(c.stderr.slice(-3).join("; "), args) || "no error output";
+    if (encCode !== 0) throw new ObscuraError("INTERNAL", `ffmpeg could not encode the redacted video (exit code ${encCode}): ${quote(enc, encArgs)}`);
+    if (dec && decCode !== 0) throw new ObscuraError("INVALID_ARGUMENT", `ffmpeg could not decode the video for rendering (exit code ${decCode}): ${quote(dec, decArgs)}`);
+    if (failure) throw new ObscuraError("INTERNAL", `rendering failed: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
+    if (frames === 0) throw new ObscuraError("INVALID_ARGUMENT", "the video has no frames to render");
+    if (info.video.rotation) await setMp4Rotation(output, info.video.rotation, { width, height });
+  } finally {
+    if (heartbeat) clearInterval(heartbeat);
+  }
   opts.onProgress?.(1);
   return { frames, seconds: (performance.now() - t0) / 1000, redactSeconds: redactMs / 1000 };
 }
