@@ -91,6 +91,11 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("admin console in chromium", () => {
     await page.locator("form:has(#role) button[type=submit]").click();
     await expect.poll(() => page.locator("tr[data-user=rita]").count()).toBe(1);
     expect(await page.locator("tr[data-user=rita]").textContent()).toMatch(/Rita Reviewer.*reviewer.*active/);
+    // promote and demote: the role column follows
+    await page.click("button[aria-label='Make rita an administrator']");
+    await expect.poll(() => page.locator("tr[data-user=rita]").textContent()).toMatch(/Rita Reviewer.*admin.*active/);
+    await page.click("button[aria-label='Make rita a reviewer']");
+    await expect.poll(() => page.locator("tr[data-user=rita]").textContent()).toMatch(/Rita Reviewer.*reviewer.*active/);
     await shot("users");
   });
 

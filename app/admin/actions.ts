@@ -9,7 +9,7 @@ import { redirect } from "next/navigation";
 import { revalidatePath } from "next/cache";
 import { ObscuraError } from "@/lib/errors";
 import { signIn } from "@/auth";
-import { completeSetup, createToken, createUser, deleteUser, disableUser, enableUser, resetPassword, revokeToken } from "@/server/identity";
+import { completeSetup, createToken, createUser, deleteUser, disableUser, enableUser, resetPassword, revokeToken, setRole } from "@/server/identity";
 import { installLicense } from "@/server/license";
 import { clientAddress } from "@/server/http/client-address";
 import { adminActor } from "../_lib/session";
@@ -77,6 +77,8 @@ export async function userAction(_prev: FormState, form: FormData): Promise<Form
     if (op === "disable") await disableUser(id, actor);
     else if (op === "enable") await enableUser(id, actor);
     else if (op === "delete") await deleteUser(id, actor);
+    else if (op === "make-admin") await setRole(id, "admin", actor);
+    else if (op === "make-reviewer") await setRole(id, "reviewer", actor);
     else if (op === "reset") {
       await resetPassword(id, String(form.get("password") ?? ""), actor);
       return { ok: true, message: "Password changed." };

@@ -43,7 +43,7 @@ export default async function UsersPage() {
                 )}
               </Td>
               <Td className="text-slate-500">{formatWhen(u.lastSignInAt)}</Td>
-              <Td className="text-right">{u.id !== me?.id && <UserActions id={u.id} username={u.username} status={u.status} />}</Td>
+              <Td className="text-right">{u.id !== me?.id && <UserActions id={u.id} username={u.username} status={u.status} role={u.role} />}</Td>
             </tr>
           ))}
         </Table>

@@ -29,7 +29,7 @@ export function CreateUserForm() {
   );
 }
 
-export function UserActions({ id, username, status }: { id: string; username: string; status: "active" | "disabled" | "deleted" }) {
+export function UserActions({ id, username, status, role }: { id: string; username: string; status: "active" | "disabled" | "deleted"; role: "admin" | "reviewer" }) {
   const [state, action, pending] = useActionState<FormState, FormData>(userAction, {});
   const [resetting, setResetting] = useState(false);
   return (
@@ -45,6 +45,9 @@ export function UserActions({ id, username, status }: { id: string; username: st
             Enable
           </Button>
         )}
+        <Button variant="secondary" name="op" value={role === "admin" ? "make-reviewer" : "make-admin"} disabled={pending} aria-label={role === "admin" ? `Make ${username} a reviewer` : `Make ${username} an administrator`}>
+          {role === "admin" ? "Make reviewer" : "Make admin"}
+        </Button>
         <Button type="button" variant="secondary" onClick={() => setResetting((r) => !r)} aria-label={`Reset the password of ${username}`}>
           Reset password
         </Button>
