@@ -90,7 +90,7 @@ export interface DetectionsFile {
 export async function readManifest(stateDir: string): Promise<SessionManifest> {
   let text: string;
   try {
-    text = await fs.readFile(path.join(stateDir, FILES.manifest), "utf8");
+    text = await fs.readFile(path.join(/*turbopackIgnore: true*/ stateDir, FILES.manifest), "utf8");
   } catch {
     throw new ObscuraError("FAILED_PRECONDITION", `the state bucket has no ${FILES.manifest}: it is not an Obscura session state`);
   }

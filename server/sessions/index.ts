@@ -21,7 +21,7 @@ import { operations, sessions, type SessionRow } from "../db/schema";
 import type { Principal } from "../auth/bearer";
 import { canSeeSession } from "../identity/access";
 import { FILES, type DetectionsFile } from "../pipeline/state";
-import { objectsJsonl, trackCounts } from "../pipeline/video";
+import { objectsJsonl, trackCounts } from "../pipeline/detections";
 import { downloadToFile, joinUri, readBytes, writeBytes } from "../storage";
 import type { Track } from "../tracking";
 import type { MediaInfo } from "../media";
