@@ -104,6 +104,8 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
     sessionId = manifest.sessionId;
     await ctx.db.update(operations).set({ sessionId }).where(eq(operations.id, ctx.operation.id));
   }
+  // The session's version now: tracks an editor saves while this operation runs must survive it.
+  const [startRow] = await ctx.db.select({ version: sessions.version }).from(sessions).where(eq(sessions.id, sessionId)).limit(1);
   const prepare = !manifest || f.has("MEDIA_PREPARE");
   let source = manifest ? path.join(stateDir, manifest.source) : path.join(stateDir, sourceName(spec.inputUri));
   if (!manifest) {
@@ -241,7 +243,17 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
   await writeJson(path.join(stateDir, FILES.hashes), next.hashes);
 
   const internal = internalStateUri(sessionId);
-  if (!drop) await uploadDir(stateDir, internal, { signal });
+  // Tracks saved through the session API during this operation (the version moved) stay: without
+  // a detection run this operation has nothing newer to write over them.
+  let keepSaved: string[] = [];
+  if (!detect.length && startRow) {
+    const [nowRow] = await ctx.db.select({ version: sessions.version }).from(sessions).where(eq(sessions.id, sessionId)).limit(1);
+    if (nowRow && nowRow.version !== startRow.version) {
+      keepSaved = [FILES.detections, FILES.objects];
+      log.info("tracks were saved while the operation ran: keeping them", { sessionId, from: startRow.version, to: nowRow.version });
+    }
+  }
+  if (!drop) await uploadDir(stateDir, internal, { signal, skip: keepSaved });
   let outputUri: string;
   if (spec.outputUri && isPrefixUri(spec.outputUri)) {
     await uploadDir(stateDir, spec.outputUri, { signal });
@@ -296,9 +308,9 @@ export async function runVideoPipeline(ctx: PipelineContext, spec: VideoJobSpec)
         lastOperationId: ctx.operation.id,
         droppedAt: drop ? new Date() : null,
         updatedAt: new Date(),
-        trackCounts: trackCounts(detections.tracks),
         // A detection run rewrote the tracks: an editor holding the old version must reload.
-        ...(detect.length ? { version: sql`${sessions.version} + 1`, editedAt: new Date(), editedBy: "detection" } : {}),
+        // Without one, the tracks (and their counts) are the editor's and stay as they are.
+        ...(detect.length ? { trackCounts: trackCounts(detections.tracks), version: sql`${sessions.version} + 1`, editedAt: new Date(), editedBy: "detection" } : {}),
       },
     });
   if (drop) await dropInternalState(ctx, sessionId);

@@ -108,12 +108,16 @@ export async function removePrefix(prefixUri: string, opts: { signal?: AbortSign
 }
 
 /** Uploads every file under `localDir` to the prefix, keeping relative names; returns them. */
-export async function uploadDir(localDir: string, prefixUri: string, opts: TransferOptions = {}): Promise<string[]> {
+/** Uploads every file under `localDir` (names relative to it) but those in `opts.skip`. */
+export async function uploadDir(localDir: string, prefixUri: string, opts: TransferOptions & { skip?: readonly string[] } = {}): Promise<string[]> {
   const target = parseStorageUri(prefixUri);
   requireShape(prefixUri, target, "prefix");
-  const names = await walkFiles(localDir).catch((e) => {
-    throw new ObscuraError("NOT_FOUND", `cannot read the directory ${localDir}: ${(e as Error).message}`);
-  });
+  const skip = new Set(opts.skip ?? []);
+  const names = (
+    await walkFiles(localDir).catch((e) => {
+      throw new ObscuraError("NOT_FOUND", `cannot read the directory ${localDir}: ${(e as Error).message}`);
+    })
+  ).filter((n) => !skip.has(n));
   await eachFile(names, opts, (name, fileOpts) => uploadFile(path.join(localDir, name), joinUri(prefixUri, name), fileOpts));
   return names;
 }
