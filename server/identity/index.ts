@@ -20,6 +20,7 @@ export {
   type NewUser,
   type PublicUser,
   type Role,
+  type SeatLimit,
 } from "./users";
 export { signInPolicy, verifyCredentials, type SignInPolicy, type SignInResult } from "./sign-in";
 export { authSecret, bootstrapFromEnv, completeSetup, setupState } from "./setup";

@@ -12,7 +12,7 @@
 import crypto from "node:crypto";
 import { eq } from "drizzle-orm";
 import { ObscuraError } from "@/lib/errors";
-import { db as database } from "../db/client";
+import { db as database, type Db } from "../db/client";
 import { settings, users } from "../db/schema";
 import { log } from "../log";
 import { audit } from "./audit";
@@ -73,19 +73,28 @@ export async function bootstrapFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
   }
 }
 
-let secret: Promise<string> | null = null;
+/**
+ * Reads the shared secret, creating it first when missing: insert-if-absent then read, so nodes
+ * starting at the same moment all end up with the one row that won.
+ */
+export async function loadAuthSecret(d: Db): Promise<string> {
+  await d.insert(settings).values({ key: "auth-secret", value: crypto.randomBytes(32).toString("base64url") }).onConflictDoNothing();
+  const [row] = await d.select().from(settings).where(eq(settings.key, "auth-secret")).limit(1);
+  return String(row!.value);
+}
+
+/** Per database runtime (a test that switches databases gets that database's secret). */
+const secrets = new WeakMap<Db, Promise<string>>();
 
 /** The key that signs session cookies (never logged). */
-export function authSecret(): Promise<string> {
-  if (process.env.AUTH_SECRET) return Promise.resolve(process.env.AUTH_SECRET);
-  secret ??= (async () => {
-    const d = await database();
-    await d.insert(settings).values({ key: "auth-secret", value: crypto.randomBytes(32).toString("base64url") }).onConflictDoNothing();
-    const [row] = await d.select().from(settings).where(eq(settings.key, "auth-secret")).limit(1);
-    return String(row!.value);
-  })().catch((e) => {
-    secret = null;
-    throw e;
-  });
-  return secret;
+export async function authSecret(): Promise<string> {
+  if (process.env.AUTH_SECRET) return process.env.AUTH_SECRET;
+  const d = await database();
+  let p = secrets.get(d);
+  if (!p) {
+    p = loadAuthSecret(d);
+    secrets.set(d, p);
+    p.catch(() => secrets.delete(d));
+  }
+  return p;
 }

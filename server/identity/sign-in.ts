@@ -9,7 +9,7 @@
  * reason (unknown user, wrong password, disabled...). Unknown usernames cost a dummy argon2
  * verification, so timing does not tell which usernames exist.
  */
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { db as database, type Db } from "../db/client";
 import { signInThrottle, users } from "../db/schema";
 import { audit } from "./audit";
@@ -67,6 +67,12 @@ async function addressFailed(d: Db, key: string, now: Date, p: SignInPolicy): Pr
   }
 }
 
+async function wasDeleted(d: Db, name: string): Promise<boolean> {
+  if (!name || name.length > 64) return false;
+  const [row] = await d.select({ id: users.id }).from(users).where(and(eq(users.username, name), eq(users.status, "deleted"))).limit(1);
+  return !!row;
+}
+
 export async function verifyCredentials(
   username: string,
   password: string,
@@ -77,9 +83,10 @@ export async function verifyCredentials(
   const p = opts.policy ?? signInPolicy();
   const ip = opts.ip ?? "unknown";
   const key = `addr:${ip}`;
-  const name = String(username ?? "").trim().toLowerCase().slice(0, 64);
+  const name = String(username ?? "").trim().toLowerCase();
+  const shown = name.slice(0, 64); // what the audit log keeps of whatever was typed
   const fail = async (reason: string, extra: Record<string, unknown> = {}) => {
-    await audit({ actor: name || "(empty)", action: "sign-in.failure", target: name || null, ip, details: { reason, ...extra } }, d);
+    await audit({ actor: shown || "(empty)", action: "sign-in.failure", target: shown || null, ip, details: { reason, ...extra } }, d);
   };
 
   const blocked = await addressBlockedUntil(d, key, now);
@@ -87,11 +94,11 @@ export async function verifyCredentials(
     await fail("address throttled");
     return { ok: false, reason: "throttled", until: blocked };
   }
-  const u = name ? await findUserByName(name, d) : null;
+  const u = name && name.length <= 64 ? await findUserByName(name, d) : null;
   if (!u) {
     await dummyVerify(String(password ?? ""));
     await addressFailed(d, key, now, p);
-    await fail("unknown user");
+    await fail((await wasDeleted(d, name)) ? "user deleted" : "unknown user");
     return { ok: false, reason: "invalid" };
   }
   if (u.lockedUntil && u.lockedUntil > now) {

@@ -2,10 +2,12 @@
  * Users: created by admins (or by first-run setup), disabled, re-enabled, deleted (the row stays
  * with status "deleted", so a deleted user's past edits keep their author's name, and the username
  * can be given to someone new). The last active admin cannot be disabled, deleted or demoted;
- * active users never exceed the licence's seats.
+ * active users never exceed the licence's seats. Changes that could break either rule run in a
+ * transaction holding one advisory lock, so two admins acting at once cannot both pass the check
+ * (two concurrent "add user" past the last seat, or two admins disabling each other).
  */
 import crypto from "node:crypto";
-import { and, asc, count, eq, ne } from "drizzle-orm";
+import { and, asc, count, eq, ne, sql } from "drizzle-orm";
 import { ObscuraError } from "@/lib/errors";
 import { db as database, type Db } from "../db/client";
 import { users, type UserRow } from "../db/schema";
@@ -41,12 +43,28 @@ async function activeCount(d: Db, role?: Role): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-async function assertSeat(d: Db): Promise<void> {
-  const limit = await seatLimit();
+/** Where the seat limit comes from: the licence (server/license), or a test's own function. */
+export type SeatLimit = () => Promise<number>;
+
+async function assertSeat(d: Db, limit: number): Promise<void> {
   const active = await activeCount(d);
   if (active >= limit) {
     throw new ObscuraError("PERMISSION_DENIED", `all ${limit} seat${limit === 1 ? "" : "s"} of the licence are in use by active users: disable a user or install a licence with more seats`);
   }
+}
+
+const USERS_LOCK = 0x0b5c0b; // advisory lock id: serialises changes to who is active and who is admin
+
+/**
+ * Runs `fn` in a transaction holding the users lock. Everything `fn` reads or writes must go
+ * through `tx` (PGlite has one connection: a query outside the transaction would wait for it).
+ */
+async function underUsersLock<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+  const d = await database();
+  return d.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${USERS_LOCK}::bigint)`);
+    return fn(tx as unknown as Db);
+  });
 }
 
 async function get(d: Db, id: string): Promise<UserRow> {
@@ -62,17 +80,20 @@ export interface NewUser {
   displayName?: string;
 }
 
-export async function createUser(input: NewUser, actor: Actor | null, opts: { db?: Db; skipSeatCheck?: boolean } = {}): Promise<PublicUser> {
-  const d = opts.db ?? (await database());
+export async function createUser(input: NewUser, actor: Actor | null, opts: { seatLimit?: SeatLimit } = {}): Promise<PublicUser> {
   const username = normaliseUsername(input.username);
   assertPassword(input.password, username);
   if (input.role !== "admin" && input.role !== "reviewer") throw new ObscuraError("INVALID_ARGUMENT", `role must be admin or reviewer, not ${JSON.stringify(input.role)}`, { details: [{ field: "role", problem: "admin or reviewer" }] });
   const displayName = input.displayName?.trim() ? input.displayName.trim().slice(0, 100) : null;
-  if (!opts.skipSeatCheck) await assertSeat(d);
-  const passwordHash = await hashPassword(input.password);
-  let row: UserRow | undefined;
+  const limit = await (opts.seatLimit ?? seatLimit)();
+  const passwordHash = await hashPassword(input.password); // slow: before taking the lock
   try {
-    [row] = await d.insert(users).values({ id: crypto.randomUUID(), username, displayName, passwordHash, role: input.role, passwordChangedAt: new Date() }).returning();
+    return await underUsersLock(async (tx) => {
+      await assertSeat(tx, limit);
+      const [row] = await tx.insert(users).values({ id: crypto.randomUUID(), username, displayName, passwordHash, role: input.role, passwordChangedAt: new Date() }).returning();
+      await audit({ actor: actor?.username ?? "system", action: "user.create", target: username, ip: actor?.ip, details: { role: input.role } }, tx);
+      return publicUser(row!);
+    });
   } catch (e) {
     const code = (e as { code?: string; cause?: { code?: string } }).cause?.code ?? (e as { code?: string }).code;
     if (code === "23505") {
@@ -80,8 +101,6 @@ export async function createUser(input: NewUser, actor: Actor | null, opts: { db
     }
     throw e;
   }
-  await audit({ actor: actor?.username ?? "system", action: "user.create", target: username, ip: actor?.ip, details: { role: input.role } }, d);
-  return publicUser(row!);
 }
 
 export async function listUsers(opts: { includeDeleted?: boolean } = {}): Promise<PublicUser[]> {
@@ -116,40 +135,46 @@ async function assertNotLastAdmin(d: Db, u: UserRow, what: string): Promise<void
 }
 
 export async function disableUser(id: string, actor: Actor): Promise<PublicUser> {
-  const d = await database();
-  const u = await get(d, id);
-  await assertNotLastAdmin(d, u, "disabled");
-  const [row] = await d.update(users).set({ status: "disabled", updatedAt: new Date() }).where(eq(users.id, id)).returning();
-  await audit({ actor: actor.username, action: "user.disable", target: u.username, ip: actor.ip }, d);
-  return publicUser(row!);
+  return underUsersLock(async (tx) => {
+    const u = await get(tx, id);
+    await assertNotLastAdmin(tx, u, "disabled");
+    const [row] = await tx.update(users).set({ status: "disabled", updatedAt: new Date() }).where(eq(users.id, id)).returning();
+    await audit({ actor: actor.username, action: "user.disable", target: u.username, ip: actor.ip }, tx);
+    return publicUser(row!);
+  });
 }
 
-export async function enableUser(id: string, actor: Actor): Promise<PublicUser> {
-  const d = await database();
-  const u = await get(d, id);
-  if (u.status === "active") return publicUser(u);
-  await assertSeat(d);
-  const [row] = await d.update(users).set({ status: "active", failedSignIns: 0, lockedUntil: null, updatedAt: new Date() }).where(eq(users.id, id)).returning();
-  await audit({ actor: actor.username, action: "user.enable", target: u.username, ip: actor.ip }, d);
-  return publicUser(row!);
+export async function enableUser(id: string, actor: Actor, opts: { seatLimit?: SeatLimit } = {}): Promise<PublicUser> {
+  const limit = await (opts.seatLimit ?? seatLimit)();
+  return underUsersLock(async (tx) => {
+    const u = await get(tx, id);
+    if (u.status === "active") return publicUser(u);
+    await assertSeat(tx, limit);
+    const [row] = await tx.update(users).set({ status: "active", failedSignIns: 0, lockedUntil: null, updatedAt: new Date() }).where(eq(users.id, id)).returning();
+    await audit({ actor: actor.username, action: "user.enable", target: u.username, ip: actor.ip }, tx);
+    return publicUser(row!);
+  });
 }
 
 export async function deleteUser(id: string, actor: Actor): Promise<void> {
-  const d = await database();
-  const u = await get(d, id);
-  await assertNotLastAdmin(d, u, "deleted");
-  await d.update(users).set({ status: "deleted", deletedAt: new Date(), updatedAt: new Date() }).where(eq(users.id, id));
-  await audit({ actor: actor.username, action: "user.delete", target: u.username, ip: actor.ip }, d);
+  await underUsersLock(async (tx) => {
+    const u = await get(tx, id);
+    await assertNotLastAdmin(tx, u, "deleted");
+    await tx.update(users).set({ status: "deleted", deletedAt: new Date(), updatedAt: new Date() }).where(eq(users.id, id));
+    await audit({ actor: actor.username, action: "user.delete", target: u.username, ip: actor.ip }, tx);
+  });
 }
 
 export async function setRole(id: string, role: Role, actor: Actor): Promise<PublicUser> {
-  const d = await database();
-  const u = await get(d, id);
-  if (u.role === role) return publicUser(u);
-  if (role === "reviewer") await assertNotLastAdmin(d, u, "made a reviewer");
-  const [row] = await d.update(users).set({ role, updatedAt: new Date() }).where(eq(users.id, id)).returning();
-  await audit({ actor: actor.username, action: "user.role", target: u.username, ip: actor.ip, details: { role } }, d);
-  return publicUser(row!);
+  if (role !== "admin" && role !== "reviewer") throw new ObscuraError("INVALID_ARGUMENT", `role must be admin or reviewer, not ${JSON.stringify(role)}`, { details: [{ field: "role", problem: "admin or reviewer" }] });
+  return underUsersLock(async (tx) => {
+    const u = await get(tx, id);
+    if (u.role === role) return publicUser(u);
+    if (role === "reviewer") await assertNotLastAdmin(tx, u, "made a reviewer");
+    const [row] = await tx.update(users).set({ role, updatedAt: new Date() }).where(eq(users.id, id)).returning();
+    await audit({ actor: actor.username, action: "user.role", target: u.username, ip: actor.ip, details: { role } }, tx);
+    return publicUser(row!);
+  });
 }
 
 /** An admin sets a new password (and unlocks the account). */
