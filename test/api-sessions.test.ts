@@ -9,11 +9,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium } from "playwright-core";
 import { runFfmpeg } from "@/server/media";
-import { resetConfig } from "@/server/config";
-import { closeRuntime } from "@/server/db/client";
 import { createUser } from "@/server/identity";
-import { clearLicenseCache } from "@/server/license";
 import { fileUri, ROOT, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
+import { switchDatabase } from "./helpers/database";
 
 const SAMPLE = path.resolve("node_modules/@vladmandic/face-api/demo/sample1.jpg");
 const PASSWORD = "Correct-Horse-42!";
@@ -47,7 +45,6 @@ async function signIn(url: string, username: string, password: string): Promise<
 describe("session API for the editor", () => {
   let s: TestServer;
   let drop: () => Promise<void>;
-  const saved = { ...process.env };
   let rita = "";
   let tom = "";
   let sessionId = "";
@@ -57,14 +54,10 @@ describe("session API for the editor", () => {
     drop = pg.drop;
     s = await startServer({ DATABASE_URL: pg.url, OBSCURA_ADMIN_USER: "chief", OBSCURA_ADMIN_PASSWORD: PASSWORD });
     // reviewers, created in the same database the server uses
-    await closeRuntime();
-    process.env.DATABASE_URL = pg.url;
-    process.env.OBSCURA_DATA_DIR = tempDir("sessions-test");
-    resetConfig();
-    clearLicenseCache();
+    const restore = await switchDatabase("sessions-test", { databaseUrl: pg.url });
     await createUser({ username: "rita", password: PASSWORD, role: "reviewer" }, null);
     await createUser({ username: "tom", password: PASSWORD, role: "reviewer" }, null);
-    await closeRuntime();
+    await restore();
     rita = await signIn(s.url, "rita", PASSWORD);
     tom = await signIn(s.url, "tom", PASSWORD);
 
@@ -79,8 +72,6 @@ describe("session API for the editor", () => {
   afterAll(async () => {
     await s?.stop();
     await drop?.();
-    process.env = saved;
-    resetConfig();
   });
 
   const as = (cookie: string | null) => async (method: string, p: string, body?: unknown) => {

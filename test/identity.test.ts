@@ -4,10 +4,9 @@
  * (once, even when two race), users and seats, the last admin, sign-in with lockout and per-address
  * throttling, API tokens (hashed, by kind, revocation, monthly quota), and the bootstrap token.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ObscuraError } from "@/lib/errors";
-import { resetConfig } from "@/server/config";
-import { closeRuntime, db } from "@/server/db/client";
+import { db } from "@/server/db/client";
 import { apiTokens, auditLog, settings, users } from "@/server/db/schema";
 import {
   authSecret,
@@ -33,11 +32,10 @@ import {
   verifyCredentials,
   type SignInPolicy,
 } from "@/server/identity";
-import { authenticate, authenticateAccessToken, authenticateApiKey, resetAuthCache } from "@/server/auth/bearer";
+import { authenticate, authenticateAccessToken, authenticateApiKey } from "@/server/auth/bearer";
 import { canSeeSession } from "@/server/identity/access";
 import { loadAuthSecret } from "@/server/identity/setup";
-import { clearLicenseCache } from "@/server/license";
-import { tempDir, tempPostgres } from "./helpers/server";
+import { useFreshDatabase } from "./helpers/database";
 
 const GOOD = "Correct-Horse-42!";
 const actor = { username: "root", ip: "10.0.0.1" };
@@ -94,34 +92,11 @@ const databases = [
 ];
 
 describe.each(databases)("identity on $name", ({ pg }) => {
-  const saved = { ...process.env };
-  let drop: (() => Promise<void>) | null = null;
   // the default numbers, with a one-minute lock so the test can step past it (via `now`)
   const policy: SignInPolicy = { maxFailures: 5, lockMs: 60_000, maxAddressFailures: 20, windowMs: 15 * 60_000 };
   const seats10 = { seatLimit: async () => 10 };
 
-  beforeAll(async () => {
-    await closeRuntime();
-    process.env.OBSCURA_DATA_DIR = tempDir("identity");
-    process.env.OBSCURA_API_TOKEN = "bootstrap-token-for-tests";
-    delete process.env.AUTH_SECRET;
-    delete process.env.OBSCURA_LICENSE_PUBLIC_KEYS;
-    if (pg) {
-      const t = await tempPostgres();
-      process.env.DATABASE_URL = t.url;
-      drop = t.drop;
-    } else delete process.env.DATABASE_URL;
-    resetConfig();
-    resetAuthCache();
-    clearLicenseCache();
-  });
-  afterAll(async () => {
-    await closeRuntime();
-    await drop?.();
-    process.env = saved;
-    resetConfig();
-    resetAuthCache();
-  });
+  useFreshDatabase("identity", { pg, env: { OBSCURA_API_TOKEN: "bootstrap-token-for-tests", AUTH_SECRET: undefined, OBSCURA_LICENSE_PUBLIC_KEYS: undefined } });
 
   it("first-run setup happens once, even when two race", async () => {
     expect(await setupState()).toEqual({ needsSetup: true });
@@ -338,19 +313,7 @@ describe("session access", () => {
 });
 
 describe("headless bootstrap (OBSCURA_ADMIN_USER / OBSCURA_ADMIN_PASSWORD) on a fresh database", () => {
-  const saved = { ...process.env };
-  beforeAll(async () => {
-    await closeRuntime();
-    process.env.OBSCURA_DATA_DIR = tempDir("identity-bootstrap");
-    delete process.env.DATABASE_URL;
-    resetConfig();
-    clearLicenseCache();
-  });
-  afterAll(async () => {
-    await closeRuntime();
-    process.env = saved;
-    resetConfig();
-  });
+  useFreshDatabase("identity-bootstrap");
 
   const env = (user: string, password: string) => ({ OBSCURA_ADMIN_USER: user, OBSCURA_ADMIN_PASSWORD: password }) as unknown as NodeJS.ProcessEnv;
   const other = "Another-Strong-77?";

@@ -7,14 +7,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ObscuraError } from "@/lib/errors";
-import { resetConfig } from "@/server/config";
-import { closeRuntime } from "@/server/db/client";
 import {
   assertCanProcess,
   assertFeature,
-  clearLicenseCache,
   EVALUATION_SEATS,
   formatLicense,
   installLicense,
@@ -30,6 +27,7 @@ import {
   type License,
 } from "@/server/license";
 import { ROOT, tempDir } from "./helpers/server";
+import { useFreshDatabase } from "./helpers/database";
 
 const pair = () => crypto.generateKeyPairSync("ed25519");
 const base: License = { id: "lic-1", licensee: "City of Testing", seats: 5, features: ["redaction", "detection-api"], issuedAt: "2026-01-01", expiresAt: "2099-12-31" };
@@ -86,22 +84,8 @@ describe("licence documents", () => {
 });
 
 describe("licences installed in the database", () => {
-  const saved = { ...process.env };
   const vendor = pair();
-  beforeAll(async () => {
-    await closeRuntime();
-    process.env.OBSCURA_DATA_DIR = tempDir("license");
-    delete process.env.DATABASE_URL;
-    process.env.OBSCURA_LICENSE_PUBLIC_KEYS = rawPublicKey(vendor.publicKey).toString("base64");
-    resetConfig();
-    clearLicenseCache();
-  });
-  afterAll(async () => {
-    await closeRuntime();
-    process.env = saved;
-    resetConfig();
-    clearLicenseCache();
-  });
+  useFreshDatabase("license", { env: { OBSCURA_LICENSE_PUBLIC_KEYS: rawPublicKey(vendor.publicKey).toString("base64") } });
 
   it("runs as the evaluation tier without one", async () => {
     const s = await licenseStatus({ fresh: true });
