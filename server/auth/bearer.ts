@@ -82,9 +82,7 @@ export async function authenticate(req: Request): Promise<Principal> {
   if (!header) throw new ObscuraError("UNAUTHENTICATED", "missing Authorization header; send Authorization: Bearer <token>");
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw new ObscuraError("UNAUTHENTICATED", "Authorization header must be of the form: Bearer <token>");
-  return byToken("bearer", m[1]!).catch((e) => {
-    throw e instanceof ObscuraError && e.status === "UNAUTHENTICATED" && /^unknown token/.test(e.message) ? new ObscuraError("UNAUTHENTICATED", "invalid bearer token") : e;
-  });
+  return byToken("bearer", m[1]!);
 }
 
 function headerToken(req: Request, name: string): string {

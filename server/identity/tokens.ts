@@ -94,7 +94,7 @@ const lastTouched = new Map<string, number>();
 export async function authenticateToken(kind: TokenKind, token: string): Promise<ApiTokenRow> {
   const d = await database();
   const [row] = await d.select().from(apiTokens).where(eq(apiTokens.tokenHash, tokenDigest(token))).limit(1);
-  if (!row) throw new ObscuraError("UNAUTHENTICATED", `unknown token: send a valid ${HEADER[kind]} token (admins create them in /admin/tokens)`);
+  if (!row) throw new ObscuraError("UNAUTHENTICATED", unknownToken(kind));
   if (row.revokedAt) throw new ObscuraError("UNAUTHENTICATED", `this token (${row.prefix}…) was revoked on ${row.revokedAt.toISOString().slice(0, 10)}`);
   if (row.kind !== kind) throw new ObscuraError("UNAUTHENTICATED", `this is ${article(row.kind)} ${row.kind} token; this API takes ${HEADER[kind]} with ${article(kind)} ${kind} token`);
   const now = Date.now();
@@ -106,6 +106,10 @@ export async function authenticateToken(kind: TokenKind, token: string): Promise
 }
 
 const article = (k: string) => (/^[aeiou]/.test(k) ? "an" : "a");
+
+/** The 401 for a token no one issued; /api/v1 keeps the message its clients have always seen. */
+const unknownToken = (kind: TokenKind) =>
+  kind === "bearer" ? "invalid bearer token" : `unknown token: send a valid ${HEADER[kind]} token (admins create them in /admin/tokens)`;
 
 /** Counts one call of an access token this month; 403 past its quota (increment and check in one statement). */
 export async function countCall(token: Pick<ApiTokenRow, "id" | "monthlyQuota">, now = new Date()): Promise<number> {
