@@ -13,7 +13,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { FEATURES, formatLicense, keyIdOf, LicenseError, parseLicense, rawPublicKey, signLicense, verifyLicense } from "../server/license/document";
+import { FEATURES, formatLicense, isExpired, keyIdOf, LicenseError, parseLicense, rawPublicKey, signLicense, verifyLicense } from "../server/license/document";
 import { parsePublicKeys, trustedKeys } from "../server/license/keys";
 
 class UsageError extends Error {}
@@ -104,7 +104,7 @@ function verify(args: string[]): number {
   const keys = keyArg ? parsePublicKeys(fs.existsSync(keyArg) ? fs.readFileSync(keyArg, "utf8") : keyArg) : trustedKeys();
   try {
     const license = verifyLicense(parseLicense(text), keys);
-    const expired = Date.parse(license.expiresAt.length === 10 ? `${license.expiresAt}T23:59:59.999Z` : license.expiresAt) < Date.now();
+    const expired = isExpired(license);
     process.stdout.write(
       `${expired ? "EXPIRED" : "VALID"}: ${license.licensee}, ${license.seats} seats, features ${license.features.join(", ")}, ` +
         `issued ${license.issuedAt}, expires ${license.expiresAt} (id ${license.id})\n`,

@@ -123,12 +123,15 @@ export function verifyLicense(doc: SignedLicense, trusted: readonly crypto.KeyOb
 }
 
 /** Whole days from `now` to the licence's expiry (negative once expired). */
+/** When the licence ends (ms): a bare date runs to the end of that day, UTC. */
+function endsAt(license: License): number {
+  return Date.parse(license.expiresAt.length === 10 ? `${license.expiresAt}T23:59:59.999Z` : license.expiresAt);
+}
+
 export function daysLeft(license: License, now = new Date()): number {
-  const end = Date.parse(license.expiresAt.length === 10 ? `${license.expiresAt}T23:59:59.999Z` : license.expiresAt);
-  return Math.floor((end - now.getTime()) / 86_400_000);
+  return Math.floor((endsAt(license) - now.getTime()) / 86_400_000);
 }
 
 export function isExpired(license: License, now = new Date()): boolean {
-  const end = Date.parse(license.expiresAt.length === 10 ? `${license.expiresAt}T23:59:59.999Z` : license.expiresAt);
-  return end < now.getTime();
+  return endsAt(license) < now.getTime();
 }
