@@ -1,15 +1,11 @@
 "use server";
 import { headers } from "next/headers";
-import { ObscuraError } from "@/lib/errors";
 import { changeOwnPassword } from "@/server/identity";
 import { clientAddress } from "@/server/http/client-address";
 import { currentUser } from "../_lib/session";
+import { formFailure, type FormState } from "../_lib/form-state";
 
-export interface PasswordState {
-  ok?: boolean;
-  error?: string;
-  fieldErrors?: Record<string, string>;
-}
+export type PasswordState = FormState;
 
 export async function changePasswordAction(_prev: PasswordState, form: FormData): Promise<PasswordState> {
   const user = await currentUser();
@@ -20,10 +16,6 @@ export async function changePasswordAction(_prev: PasswordState, form: FormData)
     await changeOwnPassword(user.id, String(form.get("current") ?? ""), password, clientAddress(await headers()));
     return { ok: true };
   } catch (e) {
-    if (e instanceof ObscuraError) {
-      const field = e.details[0]?.field;
-      return field ? { fieldErrors: { [field]: e.details[0]!.problem ?? e.message } } : { error: e.message };
-    }
-    throw e;
+    return formFailure(e);
   }
 }

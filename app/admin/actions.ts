@@ -7,34 +7,16 @@
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { revalidatePath } from "next/cache";
-import { ObscuraError } from "@/lib/errors";
 import { signIn } from "@/auth";
 import { completeSetup, createToken, createUser, deleteUser, disableUser, enableUser, resetPassword, revokeToken, setRole } from "@/server/identity";
 import { installLicense } from "@/server/license";
 import { clientAddress } from "@/server/http/client-address";
 import { adminActor } from "../_lib/session";
+import { formFailure, type FormState } from "../_lib/form-state";
 
-export interface FormState {
-  ok?: boolean;
-  error?: string;
-  message?: string;
-  fieldErrors?: Record<string, string>;
-  values?: Record<string, string>;
-  /** A token shown once after it was created. */
-  secret?: string;
-}
+export type { FormState };
 
 const text = (form: FormData, name: string) => String(form.get(name) ?? "").trim();
-
-/** An ObscuraError's message for a person; its details become field errors where they name one. */
-function failure(e: unknown, values?: Record<string, string>): FormState {
-  if (e instanceof ObscuraError) {
-    const fieldErrors: Record<string, string> = {};
-    for (const d of e.details) if (d.field) fieldErrors[d.field.split(".").pop()!] = d.problem ?? e.message;
-    return Object.keys(fieldErrors).length ? { fieldErrors, values } : { error: e.message, values };
-  }
-  throw e;
-}
 
 export async function setupAction(_prev: FormState, form: FormData): Promise<FormState> {
   const username = text(form, "username").toLowerCase();
@@ -43,7 +25,7 @@ export async function setupAction(_prev: FormState, form: FormData): Promise<For
   try {
     await completeSetup({ username, password }, { ip: clientAddress(await headers()) });
   } catch (e) {
-    return failure(e, { username });
+    return formFailure(e, { username });
   }
   await signIn("credentials", { username, password, redirectTo: "/admin/license?welcome=1" });
   return { ok: true };
@@ -57,7 +39,7 @@ async function asAdmin<T extends FormState>(run: (actor: { username: string; ip:
     revalidatePath("/admin", "layout");
     return result;
   } catch (e) {
-    return failure(e, values);
+    return formFailure(e, values);
   }
 }
 
