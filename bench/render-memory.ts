@@ -27,7 +27,8 @@ import path from "node:path";
 import { probe } from "../server/media";
 import { renderVideo } from "../server/render";
 import { tempDir } from "../test/helpers/server";
-import { BASE_CONFIG, concatClip, lineChart, makeTestClip, movingTracks, ProgressLog, TreeSampler, type MemorySample } from "./render-common";
+import { lineChart } from "./svg";
+import { BASE_CONFIG, concatClip, makeTestClip, movingTracks, ProgressLog, TreeSampler, type MemorySample } from "./render-common";
 
 const arg = (name: string) => (process.argv.includes(`--${name}`) ? process.argv[process.argv.indexOf(`--${name}`) + 1] : undefined);
 const MiB = 1024 * 1024;
