@@ -36,6 +36,7 @@ export const trackSchema = named(
       keyframes: z.array(keyframeSchema).min(1, { error: "a track needs at least one keyframe" }).max(200_000),
       enabled: z.boolean().optional(),
       manual: z.boolean().optional(),
+      reviewed: z.boolean().optional(),
     })
     .superRefine((t, ctx) => {
       if (t.lastFrame < t.firstFrame) ctx.addIssue({ code: "custom", path: ["lastFrame"], message: `lastFrame (${t.lastFrame}) must not be before firstFrame (${t.firstFrame})` });
@@ -71,3 +72,6 @@ export const saveTracksRequestSchema = named(
 );
 
 export type SaveTracksRequest = z.infer<typeof saveTracksRequestSchema>;
+export type EditorTrack = z.infer<typeof trackSchema>;
+export type EditorKeyframe = EditorTrack["keyframes"][number];
+export type EditorBox = EditorKeyframe["box"];

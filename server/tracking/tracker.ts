@@ -112,6 +112,8 @@ export interface Track {
   enabled?: boolean;
   /** True when a reviewer drew the track (not found by a detector). */
   manual?: boolean;
+  /** True once a reviewer accepted, rejected or edited the track in the editor. */
+  reviewed?: boolean;
 }
 
 export interface FinishOptions {
