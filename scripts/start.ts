@@ -16,6 +16,18 @@ const { ensureApiToken, apiTokenFile } = await import("../server/auth/bearer");
 const { log, logUnhandled } = await import("../server/log");
 logUnhandled();
 
+// The web app's bundled route code cannot resolve the static ffmpeg packages by itself (the editor's
+// frame thumbnails run ffmpeg there): resolve them here, once, and hand the paths down.
+{
+  const bin = await import("../server/media/binaries");
+  try {
+    process.env.OBSCURA_FFMPEG ||= bin.ffmpegPath();
+    process.env.OBSCURA_FFPROBE ||= bin.ffprobePath();
+  } catch (e) {
+    log.warn("ffmpeg not found; video work will fail until it is installed", { error: (e as Error).message });
+  }
+}
+
 const c = config();
 buildIfNeeded(c.appDir);
 

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { named } from "./registry";
+import { renderConfigSchema } from "./video";
 
 export const OBJECT_TYPES = ["face", "head", "person", "vehicle", "licensePlate", "id", "screen", "document"] as const;
 
@@ -75,3 +76,29 @@ export type SaveTracksRequest = z.infer<typeof saveTracksRequestSchema>;
 export type EditorTrack = z.infer<typeof trackSchema>;
 export type EditorKeyframe = EditorTrack["keyframes"][number];
 export type EditorBox = EditorKeyframe["box"];
+
+export const exportRequestSchema = named(
+  "SessionExportRequest",
+  z.strictObject({ renderConfig: renderConfigSchema.optional() }),
+  "Body of POST /api/v1/projects/{projectId}/sessions/{sessionId}/export: the render settings (as videoContext.renderConfig).",
+);
+export type ExportRequest = z.infer<typeof exportRequestSchema>;
+
+const queryInt = (what: string, min: number, max: number) =>
+  z.coerce
+    .number({ error: `${what} must be a number` })
+    .int({ error: `${what} must be a whole number` })
+    .min(min, { error: `${what} must be ${min} or more` })
+    .max(max, { error: `${what} must be at most ${max}` });
+
+/** Query of GET .../sessions/{sessionId}/frame: a frame, optionally cropped to a box, scaled to a height. */
+export const frameRequestSchema = z
+  .strictObject({
+    frame: queryInt("frame", 0, 100_000_000),
+    x: z.coerce.number().min(0).optional(),
+    y: z.coerce.number().min(0).optional(),
+    w: z.coerce.number().positive().optional(),
+    h: z.coerce.number().positive().optional(),
+    height: queryInt("height", 16, 720).default(64),
+  })
+  .refine((q) => (q.w == null) === (q.h == null), { error: "give both w and h (the crop box) or neither", path: ["w"] });

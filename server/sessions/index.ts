@@ -82,7 +82,7 @@ export async function listSessions(projectId: string, who: Principal): Promise<S
 }
 
 /** The session row if it exists (404) and `who` may see it (403 naming the acl). */
-async function visible(projectId: string, sessionId: string, who: Principal): Promise<SessionRow> {
+export async function visible(projectId: string, sessionId: string, who: Principal): Promise<SessionRow> {
   const d = await database();
   const [s] = await d.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.projectId, projectId))).limit(1);
   if (!s || s.droppedAt || !s.stateUri) throw new ObscuraError("NOT_FOUND", `no session ${JSON.stringify(sessionId)} in project ${JSON.stringify(projectId)}`);
@@ -90,7 +90,7 @@ async function visible(projectId: string, sessionId: string, who: Principal): Pr
   return s;
 }
 
-async function readDetections(s: SessionRow): Promise<DetectionsFile | null> {
+export async function readDetections(s: SessionRow): Promise<DetectionsFile | null> {
   try {
     return JSON.parse((await readBytes(joinUri(s.stateUri!, FILES.detections))).toString("utf8")) as DetectionsFile;
   } catch (e) {

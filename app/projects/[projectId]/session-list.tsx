@@ -28,15 +28,16 @@ export function SessionList({ projectId, initial }: { projectId: string; initial
         const op = s.operation;
         return (
           <li key={s.sessionId} data-session={s.sessionId} className="overflow-hidden rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
-            <div className="relative aspect-video bg-slate-900">
+            <a href={`/projects/${encodeURIComponent(projectId)}/videos/${s.sessionId}`} className="group relative block aspect-video bg-slate-900" aria-label={`Open ${s.name} in the editor`}>
               {/* eslint-disable-next-line @next/next/no-img-element */}
               <img src={`/api/v1/projects/${encodeURIComponent(projectId)}/sessions/${s.sessionId}/poster`} alt="" className="h-full w-full object-contain" />
               {s.media?.durationSeconds != null && <span className="absolute right-2 bottom-2 rounded bg-black/70 px-1.5 py-0.5 text-xs font-medium text-white">{duration(s.media.durationSeconds)}</span>}
-            </div>
+              <span className="absolute inset-0 flex items-center justify-center bg-black/40 text-sm font-semibold text-white opacity-0 transition group-hover:opacity-100">Open in editor</span>
+            </a>
             <div className="space-y-2 px-4 py-3">
-              <p className="truncate font-medium text-slate-900" title={s.name}>
+              <a href={`/projects/${encodeURIComponent(projectId)}/videos/${s.sessionId}`} className="block truncate font-medium text-slate-900 hover:underline" title={s.name} data-open-editor>
                 {s.name}
-              </p>
+              </a>
               {op && !op.done ? (
                 <div>
                   <div className="h-1.5 overflow-hidden rounded bg-slate-100">

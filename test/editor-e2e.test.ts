@@ -1,0 +1,242 @@
+/**
+ * The review editor in Debian's chromium (playwright-core) against the real server on PostgreSQL,
+ * on a clip processed by the real engine: the detected boxes are drawn on the video; a box is moved
+ * and resized, a new one drawn, undo and redo, save, reload and the edits are there; a track is
+ * switched off and the video exported, and the downloaded MP4 leaves that face bare while the other
+ * faces are redacted; a reviewer not in the acl is refused. Screenshots go to docs/img with
+ * OBSCURA_DOCS_SCREENSHOTS=1.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { runFfmpeg } from "@/server/media";
+import { createUser } from "@/server/identity";
+import type { Track } from "@/lib/editor/model";
+import { boxAt } from "@/lib/editor/model";
+import { fileUri, ROOT, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
+import { switchDatabase } from "./helpers/database";
+
+const CHROMIUM = process.env.OBSCURA_CHROMIUM ?? "/usr/bin/chromium";
+const SAMPLE = path.resolve("node_modules/@vladmandic/face-api/demo/sample1.jpg");
+const PASSWORD = "Correct-Horse-42!";
+const PROJECT = "editor-test";
+const W = 640;
+const H = 360;
+const shots = () => (process.env.OBSCURA_DOCS_SCREENSHOTS ? path.join(ROOT, "docs", "img") : tempDir("editor-shots"));
+
+/** Frame `n` of an MP4 as RGB bytes (W x H). */
+async function frameRgb(file: string, n: number, dir: string): Promise<Buffer> {
+  const out = path.join(dir, `f-${path.basename(file)}-${n}.rgb`);
+  await runFfmpeg(["-i", file, "-vf", `select=eq(n\\,${n}),scale=${W}:${H}`, "-vsync", "0", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-y", out]);
+  return fs.readFileSync(out);
+}
+
+/** Mean absolute difference of two RGB frames inside a box. */
+function diffIn(a: Buffer, b: Buffer, box: { x: number; y: number; width: number; height: number }): number {
+  let sum = 0;
+  let n = 0;
+  const x0 = Math.max(0, Math.round(box.x + box.width * 0.15));
+  const x1 = Math.min(W, Math.round(box.x + box.width * 0.85));
+  const y0 = Math.max(0, Math.round(box.y + box.height * 0.15));
+  const y1 = Math.min(H, Math.round(box.y + box.height * 0.85));
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) for (let c = 0; c < 3; c++) {
+    const i = (y * W + x) * 3 + c;
+    sum += Math.abs(a[i]! - b[i]!);
+    n++;
+  }
+  return sum / n;
+}
+
+describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
+  let s: TestServer;
+  let drop: () => Promise<void>;
+  let browser: Browser;
+  let sessionId = "";
+  let clip = "";
+  let dir = "";
+
+  beforeAll(async () => {
+    const pg = await tempPostgres();
+    drop = pg.drop;
+    s = await startServer({ DATABASE_URL: pg.url, OBSCURA_ADMIN_USER: "chief", OBSCURA_ADMIN_PASSWORD: PASSWORD });
+    const restore = await switchDatabase("editor-test", { databaseUrl: pg.url });
+    await createUser({ username: "rita", password: PASSWORD, role: "reviewer" }, null);
+    await createUser({ username: "tom", password: PASSWORD, role: "reviewer" }, null);
+    await restore();
+    dir = tempDir("editor-media");
+    clip = path.join(dir, "three-faces.mp4");
+    await runFfmpeg(["-loop", "1", "-framerate", "25", "-i", SAMPLE, "-t", "2", "-vf", `scale=${W}:-2,crop=${W}:${H}:0:20`, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip]);
+    const r = await s.api("POST", "/api/v1/videos:process", { inputUri: fileUri(clip), features: ["FACE_DETECTION"], projectId: PROJECT, acl: ["rita"] });
+    expect(r.status).toBe(200);
+    expect((await s.waitDone(r.body.name, 300_000)).error).toBeUndefined();
+    sessionId = (await s.api("GET", `/api/v1/projects/${PROJECT}/sessions`)).body.sessions[0].sessionId;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--autoplay-policy=no-user-gesture-required"] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.stop();
+    await drop?.();
+  });
+
+  const tracksNow = async (): Promise<{ version: number; tracks: Track[] }> => (await s.api("GET", `/api/v1/projects/${PROJECT}/sessions/${sessionId}`)).body;
+
+  async function signedIn(user: string): Promise<Page> {
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
+    const page = await ctx.newPage();
+    await page.goto(`${s.url}/projects/${PROJECT}`); // sends to /signin and back
+    await page.fill("#username", user);
+    await page.fill("#password", PASSWORD);
+    await page.click("button[type=submit]");
+    await page.waitForURL(new RegExp(`/projects/${PROJECT}$`));
+    return page;
+  }
+
+  /** Where a frame-pixel point of the video is on the page. */
+  async function screenPoint(page: Page, x: number, y: number): Promise<{ x: number; y: number }> {
+    const r = (await page.locator("[data-testid=video-stage]").boundingBox())!;
+    return { x: r.x + (x * r.width) / W, y: r.y + (y * r.height) / H };
+  }
+
+  /** The overlay canvas's pixel colour at a frame-pixel point. */
+  const overlayPixel = (page: Page, x: number, y: number) =>
+    page.evaluate(
+      ([fx, fy, w]) => {
+        const c = document.querySelector("[data-testid=video-stage] .konvajs-content canvas") as HTMLCanvasElement;
+        const k = c.width / w!;
+        // the most opaque pixel within 2 px (strokes are anti-aliased)
+        const d = c.getContext("2d")!.getImageData(Math.round(fx! * k) - 2, Math.round(fy! * k) - 2, 5, 5).data;
+        let best = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3]! > d[best + 3]!) best = i;
+        return [d[best], d[best + 1], d[best + 2], d[best + 3]];
+      },
+      [x, y, W],
+    );
+
+  it("opens from the project, draws the detected boxes, edits them with undo and redo, saves and keeps the edits over a reload", async () => {
+    const before = await tracksNow();
+    expect(before.tracks.length).toBeGreaterThanOrEqual(3);
+    const page = await signedIn("rita");
+    await page.click(`[data-session="${sessionId}"] [data-open-editor]`);
+    await page.waitForURL(new RegExp(`/videos/${sessionId}$`));
+    await page.waitForSelector("[data-testid=video-stage] canvas");
+    await page.waitForFunction(() => document.querySelectorAll("[data-track]").length >= 3);
+
+    // every detected box is drawn in the face colour on its top edge
+    for (const t of before.tracks) {
+      const b = boxAt(t, 0)!;
+      const px = await overlayPixel(page, b.x + b.width / 2, b.y);
+      expect(px[3]).toBeGreaterThan(200);
+      expect(px[1]).toBeGreaterThan(150); // green (#22c55e)
+    }
+    await page.screenshot({ path: path.join(shots(), "editor.png") });
+
+    // move the first box by (+30, +12) frame pixels
+    const t0 = before.tracks[0]!;
+    const b0 = boxAt(t0, 0)!;
+    const from = await screenPoint(page, b0.x + b0.width / 2, b0.y + b0.height / 2);
+    const to = await screenPoint(page, b0.x + b0.width / 2 + 30, b0.y + b0.height / 2 + 12);
+    await page.mouse.move(from.x, from.y);
+    await page.mouse.down();
+    await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 4 });
+    await page.mouse.move(to.x, to.y, { steps: 4 });
+    await page.mouse.up();
+    await expect.poll(() => page.textContent("[data-testid=save-state]"), { timeout: 15_000 }).toMatch(/Unsaved/);
+
+    // resize it from the bottom-right corner of the selection (+20, +20)
+    const corner = await screenPoint(page, b0.x + 30 + b0.width, b0.y + 12 + b0.height);
+    const corner2 = await screenPoint(page, b0.x + 30 + b0.width + 20, b0.y + 12 + b0.height + 20);
+    await page.mouse.move(corner.x, corner.y);
+    await page.mouse.down();
+    await page.mouse.move(corner2.x, corner2.y, { steps: 5 });
+    await page.mouse.up();
+
+    // a drag cancelled with Esc changes nothing (and makes no undo step)
+    const mid = await screenPoint(page, b0.x + 30 + b0.width / 2, b0.y + 12 + b0.height / 2);
+    await page.mouse.move(mid.x, mid.y);
+    await page.mouse.down();
+    await page.mouse.move(mid.x + 60, mid.y + 40, { steps: 4 });
+    await page.keyboard.press("Escape");
+    await page.mouse.up();
+
+    // draw a new box in an empty corner
+    await page.click("[data-testid=draw-tool]");
+    const d0 = await screenPoint(page, 20, 280);
+    const d1 = await screenPoint(page, 90, 340);
+    await page.mouse.move(d0.x, d0.y);
+    await page.mouse.down();
+    await page.mouse.move(d1.x, d1.y, { steps: 5 });
+    await page.mouse.up();
+    const n = before.tracks.length;
+    await expect.poll(() => page.locator("[data-track]").count(), { timeout: 15_000 }).toBe(n + 1);
+
+    // undo removes the drawn box, redo brings it back
+    await page.keyboard.press("Control+z");
+    await expect.poll(() => page.locator("[data-track]").count(), { timeout: 15_000 }).toBe(n);
+    await page.keyboard.press("Control+Shift+z");
+    await expect.poll(() => page.locator("[data-track]").count(), { timeout: 15_000 }).toBe(n + 1);
+
+    await page.click("button:has-text('Save')");
+    await expect.poll(() => page.textContent("[data-testid=save-state]"), { timeout: 15_000 }).toMatch(/Saved · version/);
+
+    const after = await tracksNow();
+    expect(after.version).toBe(before.version + 1);
+    const moved = after.tracks.find((t) => t.id === t0.id)!;
+    const mb = boxAt(moved, 0)!;
+    expect(mb.x).toBeGreaterThan(b0.x + 20);
+    expect(mb.x).toBeLessThan(b0.x + 40);
+    expect(mb.y).toBeGreaterThan(b0.y + 4);
+    expect(mb.width).toBeGreaterThan(b0.width + 10); // resized, and the cancelled drag left no trace
+    expect(mb.width).toBeLessThan(b0.width + 30);
+    expect(moved.keyframes.some((k) => k.source === "manual" && k.frame === 0)).toBe(true);
+    const drawn = after.tracks.find((t) => t.manual)!;
+    expect(drawn).toBeDefined();
+    expect([drawn.firstFrame, drawn.lastFrame]).toEqual([0, 49]); // static: every frame
+    expect(boxAt(drawn, 25)!.x).toBeGreaterThan(10);
+
+    // a reload shows the saved edits
+    await page.reload();
+    await page.waitForFunction((n) => document.querySelectorAll("[data-track]").length === n, n + 1);
+    const px = await overlayPixel(page, mb.x + mb.width / 2, mb.y);
+    expect(px[3]).toBeGreaterThan(200);
+    await page.context().close();
+  });
+
+  it("switches a track off, exports, and the downloaded MP4 leaves only that face unredacted", async () => {
+    const before = await tracksNow();
+    const faces = before.tracks.filter((t) => t.type === "face" && !t.manual);
+    const off = faces[1]!;
+    const page = await signedIn("rita");
+    await page.goto(`${s.url}/projects/${PROJECT}/videos/${sessionId}`);
+    await page.waitForSelector(`[data-track="${off.id}"]`);
+    await page.click(`[data-track="${off.id}"] label`);
+    await page.check("[data-testid=preview-toggle]");
+    await page.screenshot({ path: path.join(shots(), "editor-preview.png") });
+    await page.click("button:has-text('Export')");
+    await page.waitForSelector("[data-testid=download]", { timeout: 240_000 });
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("[data-testid=download]")]);
+    const out = path.join(dir, "exported.mp4");
+    await download.saveAs(out);
+    expect(download.suggestedFilename()).toBe("three-faces-redacted.mp4");
+
+    const saved = await tracksNow();
+    expect(saved.tracks.find((t) => t.id === off.id)!.enabled).toBe(false);
+    const [src, red] = [await frameRgb(clip, 25, dir), await frameRgb(out, 25, dir)];
+    const offDiff = diffIn(src, red, boxAt(off, 25)!);
+    expect(offDiff).toBeLessThan(8); // only compression noise: not redacted
+    for (const t of saved.tracks.filter((t) => t.type === "face" && t.enabled !== false && !t.manual)) {
+      expect(diffIn(src, red, boxAt(t, 25)!)).toBeGreaterThan(offDiff + 6); // redacted (mosaic)
+    }
+    await page.context().close();
+  });
+
+  it("refuses a reviewer who is not in the video's acl", async () => {
+    const page = await signedIn("tom");
+    await page.goto(`${s.url}/projects/${PROJECT}/videos/${sessionId}`);
+    await expect.poll(() => page.textContent("body"), { timeout: 15_000 }).toMatch(/You do not have access to this video/);
+    expect(await page.textContent("[role=alert]")).toMatch(/tom is not in this video's acl/);
+    const put = await fetch(`${s.url}/api/v1/projects/${PROJECT}/sessions/${sessionId}/tracks`, { method: "PUT", headers: { "content-type": "application/json", cookie: (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join("; ") }, body: JSON.stringify({ version: 1, tracks: [] }) });
+    expect(put.status).toBe(403);
+    await page.context().close();
+  });
+});
