@@ -200,13 +200,15 @@ function EditorView({ api, data, frameInfo, onReload, parentOrigin, backHref, us
     },
     [mergeFrom, tracks, edit],
   );
+  const frameRef = useRef(0);
+  frameRef.current = frame;
   const selectAndShow = useCallback(
     (id: number) => {
       select(id);
       const t = tracks.find((x) => x.id === id);
-      if (t && (frame < t.firstFrame || frame > t.lastFrame)) seek(t.firstFrame);
+      if (t && (frameRef.current < t.firstFrame || frameRef.current > t.lastFrame)) seek(t.firstFrame);
     },
-    [select, tracks, frame, seek],
+    [select, tracks, seek],
   );
 
   // the existing export, if any

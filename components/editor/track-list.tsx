@@ -19,7 +19,7 @@ interface Props {
   onToggle(id: number): void;
 }
 
-export function TrackList({ tracks, selectedId, thumbUrl, onSelect, onToggle }: Props) {
+export const TrackList = memo(function TrackList({ tracks, selectedId, thumbUrl, onSelect, onToggle }: Props) {
   const boxRef = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [viewH, setViewH] = useState(600);
@@ -50,7 +50,7 @@ export function TrackList({ tracks, selectedId, thumbUrl, onSelect, onToggle }: 
       {tracks.length === 0 && <p className="px-3 py-6 text-center text-sm text-slate-500">No tracks. Draw a box on the video to add one.</p>}
     </div>
   );
-}
+});
 
 const TrackRow = memo(function TrackRow({ track: t, top, selected, thumb, onSelect, onToggle }: { track: Track; top: number; selected: boolean; thumb: string; onSelect(id: number): void; onToggle(id: number): void }) {
   const score = trackScore(t);

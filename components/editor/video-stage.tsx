@@ -9,7 +9,7 @@
 import { forwardRef, useCallback, useEffect, useImperativeHandle, useMemo, useRef, useState } from "react";
 import videojs from "video.js";
 import type Player from "video.js/dist/types/player";
-import { Group, Layer, Rect, Stage, Text, Transformer } from "react-konva";
+import { Layer, Rect, Shape, Stage, Transformer } from "react-konva";
 import type Konva from "konva";
 import { activeAt, boxAt, clampBox, frameOf, scoreAt, timeOf, type Box, type Track } from "@/lib/editor/model";
 import { CLASS_LABELS, trackColor } from "./colors";
@@ -295,50 +295,58 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
             <Rect name="backdrop" x={0} y={0} width={dw} height={dh} fill="rgba(0,0,0,0)" />
             {active.map((t) => {
               const b = boxAt(t, p.frame)!;
-              const color = trackColor(t);
-              const score = scoreAt(t, p.frame);
               const selected = t.id === p.selectedId;
               return (
-                <Group key={t.id}>
-                  <Rect
-                    id={`box-${t.id}`}
-                    x={b.x * scale}
-                    y={b.y * scale}
-                    width={b.width * scale}
-                    height={b.height * scale}
-                    stroke={color}
-                    strokeWidth={selected ? 3 : 2}
-                    dash={t.manual ? [6, 4] : t.enabled === false ? [3, 3] : undefined}
-                    fill={selected ? "rgba(255,255,255,0.08)" : "rgba(0,0,0,0.001)"}
-                    strokeScaleEnabled={false}
-                    draggable={p.tool === "select"}
-                    onMouseDown={(e) => {
-                      if (p.tool === "select") {
-                        e.cancelBubble = true;
-                        p.onSelect(t.id);
-                      }
-                    }}
-                    onDragStart={(e) => begin(t.id, e.target)}
-                    onDragEnd={(e) => end(t.id, e.target)}
-                    onTransformStart={(e) => begin(t.id, e.target)}
-                    onTransformEnd={(e) => end(t.id, e.target)}
-                  />
-                  <Text
-                    x={b.x * scale}
-                    y={Math.max(0, b.y * scale - 15)}
-                    text={`${t.id} ${CLASS_LABELS[t.type]}${score != null ? ` ${score.toFixed(2)}` : ""}${t.enabled === false ? " (off)" : ""}`}
-                    fontSize={11}
-                    fontStyle="bold"
-                    fill="#fff"
-                    padding={2}
-                    listening={false}
-                    shadowColor="#000"
-                    shadowBlur={2}
-                    shadowOpacity={0.9}
-                  />
-                </Group>
+                <Rect
+                  key={t.id}
+                  id={`box-${t.id}`}
+                  x={b.x * scale}
+                  y={b.y * scale}
+                  width={b.width * scale}
+                  height={b.height * scale}
+                  stroke={trackColor(t)}
+                  strokeWidth={selected ? 3 : 2}
+                  dash={t.manual ? [6, 4] : t.enabled === false ? [3, 3] : undefined}
+                  fill={selected ? "rgba(255,255,255,0.08)" : "rgba(0,0,0,0.001)"}
+                  strokeScaleEnabled={false}
+                  perfectDrawEnabled={false}
+                  shadowForStrokeEnabled={false}
+                  draggable={p.tool === "select"}
+                  onMouseDown={(e) => {
+                    if (p.tool === "select") {
+                      e.cancelBubble = true;
+                      p.onSelect(t.id);
+                    }
+                  }}
+                  onDragStart={(e) => begin(t.id, e.target)}
+                  onDragEnd={(e) => end(t.id, e.target)}
+                  onTransformStart={(e) => begin(t.id, e.target)}
+                  onTransformEnd={(e) => end(t.id, e.target)}
+                />
               );
             })}
+            {/* every label in one shape: one node instead of three per box keeps seeking cheap */}
+            <Shape
+              listening={false}
+              perfectDrawEnabled={false}
+              sceneFunc={(ctx) => {
+                ctx.font = "bold 11px system-ui, sans-serif";
+                ctx.textBaseline = "top";
+                for (const t of active) {
+                  const b = boxAt(t, p.frame)!;
+                  const score = scoreAt(t, p.frame);
+                  const text = `${t.id} ${CLASS_LABELS[t.type]}${score != null ? ` ${score.toFixed(2)}` : ""}${t.enabled === false ? " (off)" : ""}`;
+                  const x = b.x * scale;
+                  const y = Math.max(0, b.y * scale - 15);
+                  ctx.fillStyle = trackColor(t);
+                  ctx.globalAlpha = 0.85;
+                  ctx.fillRect(x, y, ctx.measureText(text).width + 6, 15);
+                  ctx.globalAlpha = 1;
+                  ctx.fillStyle = "#0b1220";
+                  ctx.fillText(text, x + 3, y + 2);
+                }
+              }}
+            />
             {draft && (
               <Rect
                 x={Math.min(draft.x0, draft.x1)}
