@@ -201,6 +201,63 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
     await page.context().close();
   });
 
+  it("steps frames with F/D and the arrows, ends a track with O, deletes with Del, undoes, shows the keys with ?, and live-tracks a drawn box", async () => {
+    const page = await signedIn("rita");
+    await page.goto(`${s.url}/projects/${PROJECT}/videos/${sessionId}`);
+    await page.waitForSelector("[data-track]");
+    const frameNow = () => page.textContent("[data-testid=frame]");
+    await page.locator("[data-testid=video-stage]").hover();
+    for (let i = 0; i < 3; i++) await page.keyboard.press("f");
+    await expect.poll(frameNow, { timeout: 10_000 }).toBe("3");
+    await page.keyboard.press("ArrowLeft");
+    await expect.poll(frameNow, { timeout: 10_000 }).toBe("2");
+    await page.keyboard.press("Shift+ArrowRight");
+    await expect.poll(frameNow, { timeout: 10_000 }).toBe("12");
+
+    const rows = await page.locator("[data-track]").count();
+    const first = page.locator("[data-track]").first();
+    const id = await first.getAttribute("data-track");
+    await first.click();
+    await page.keyboard.press("o");
+    await expect.poll(() => page.textContent(`[data-track="${id}"]`), { timeout: 10_000 }).toMatch(/frames 0–12/);
+    await page.keyboard.press("Delete");
+    await expect.poll(() => page.locator("[data-track]").count(), { timeout: 10_000 }).toBe(rows - 1);
+    await page.keyboard.press("Control+z");
+    await page.keyboard.press("Control+z");
+    await expect.poll(() => page.textContent(`[data-track="${id}"]`), { timeout: 10_000 }).toMatch(/frames 0–49/);
+
+    await page.keyboard.press("?");
+    await expect.poll(() => page.locator("[role=dialog]").textContent(), { timeout: 10_000 }).toMatch(/Keyboard shortcuts.*next frame/);
+    await page.keyboard.press("Escape");
+    expect(await page.locator("[role=dialog]").count()).toBe(0);
+
+    // live tracking: draw at frame 12, play, move the pointer across the picture, pause
+    await page.selectOption("[data-testid=draw-mode]", "live");
+    await page.click("[data-testid=draw-tool]");
+    const a = await screenPoint(page, 40, 250);
+    const b = await screenPoint(page, 100, 310);
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move(b.x, b.y, { steps: 4 });
+    await page.mouse.up();
+    await expect.poll(() => page.locator("[data-track]").count(), { timeout: 10_000 }).toBe(rows + 1);
+    await page.keyboard.press(" ");
+    for (let i = 0; i <= 20; i++) {
+      const p = await screenPoint(page, 80 + i * 12, 280);
+      await page.mouse.move(p.x, p.y);
+      await page.waitForTimeout(40);
+    }
+    await page.keyboard.press(" ");
+    await page.click("button:has-text('Save')");
+    await expect.poll(() => page.textContent("[data-testid=save-state]"), { timeout: 15_000 }).toMatch(/Saved · version/);
+    const live = (await tracksNow()).tracks.filter((t) => t.manual).sort((x, y) => y.id - x.id)[0]!;
+    expect(live.firstFrame).toBe(12);
+    expect(live.lastFrame).toBeGreaterThan(16);
+    expect(live.keyframes.length).toBeGreaterThan(4);
+    expect(boxAt(live, live.lastFrame)!.x).toBeGreaterThan(boxAt(live, 12)!.x + 40); // it followed the pointer to the right
+    await page.context().close();
+  });
+
   it("switches a track off, exports, and the downloaded MP4 leaves only that face unredacted", async () => {
     const before = await tracksNow();
     const faces = before.tracks.filter((t) => t.type === "face" && !t.manual);

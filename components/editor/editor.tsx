@@ -211,9 +211,12 @@ function EditorView({ api, data, frameInfo, onReload, parentOrigin, backHref, us
     [select, tracks, seek],
   );
 
-  // the existing export, if any
+  // the existing export, if any, and the transcript for captions
+  const [captions, setCaptions] = useState<string | null>(null);
   useEffect(() => {
     api.exportStatus().then(setExp, () => undefined);
+    const src = api.url("/transcript.vtt");
+    fetch(src, { cache: "no-store" }).then((r) => r.ok && setCaptions(src), () => undefined);
   }, [api]);
 
   // ---- edits
@@ -383,6 +386,8 @@ function EditorView({ api, data, frameInfo, onReload, parentOrigin, backHref, us
       if (el && (el.tagName === "INPUT" || el.tagName === "SELECT" || el.tagName === "TEXTAREA" || el.isContentEditable)) return;
       const k = e.key;
       const ctrl = e.ctrlKey || e.metaKey;
+      // Space on a focused button would also click it: play/pause wins, the button lets go
+      if (k === " " && el?.tagName === "BUTTON") el.blur();
       if (ctrl && (k === "z" || k === "Z")) {
         e.preventDefault();
         dispatch({ type: e.shiftKey ? "redo" : "undo" });
@@ -595,6 +600,7 @@ function EditorView({ api, data, frameInfo, onReload, parentOrigin, backHref, us
             tool={tool}
             preview={preview}
             liveTrackId={liveTrackId}
+            captionsSrc={captions}
             maxHeight={typeof window === "undefined" ? 480 : Math.max(240, window.innerHeight - 360)}
             onFrame={setFrame}
             onPlaying={onPlaying}

@@ -44,6 +44,8 @@ interface Props {
   /** Track following the pointer while the video plays (live tracking), if any. */
   liveTrackId: number | null;
   maxHeight: number;
+  /** WebVTT captions (the transcript), when the video has one. */
+  captionsSrc?: string | null;
   onFrame(frame: number): void;
   onPlaying(playing: boolean): void;
   onSelect(id: number | null): void;
@@ -114,6 +116,16 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
   useEffect(() => {
     playerRef.current?.dimensions(dw, dh);
   }, [dw, dh]);
+
+  // the transcript as captions
+  useEffect(() => {
+    const player = playerRef.current;
+    if (!player || !p.captionsSrc) return;
+    const el = player.addRemoteTextTrack({ kind: "captions", src: p.captionsSrc, label: "Transcript", default: true }, false);
+    return () => {
+      if (el) player.removeRemoteTextTrack(el as unknown as Parameters<Player["removeRemoteTextTrack"]>[0]);
+    };
+  }, [p.captionsSrc]);
 
   useImperativeHandle(
     ref,

@@ -100,6 +100,22 @@ function decodeURIComponentSafe(s: string): string {
   }
 }
 
+/** At most two thumbnail decoders at once: a track list opening asks for a dozen together. */
+const FRAME_DECODERS = 2;
+let framesRunning = 0;
+const frameWaiters: Array<() => void> = [];
+async function withFrameSlot<T>(run: () => Promise<T>): Promise<T> {
+  if (framesRunning >= FRAME_DECODERS) await new Promise<void>((r) => frameWaiters.push(r)); // the slot is handed over
+  else framesRunning++;
+  try {
+    return await run();
+  } finally {
+    const next = frameWaiters.shift();
+    if (next) next();
+    else framesRunning--;
+  }
+}
+
 /**
  * One frame of the source, optionally cropped to a box (frame pixels) and scaled to `height`, as
  * JPEG: the track list's thumbnails. Seeks to the frame's time in the constant-rate timeline.
@@ -128,10 +144,25 @@ export async function frameJpeg(projectId: string, sessionId: string, who: Princ
   filters.push(`scale=-2:${q.height}`);
   const out = path.join(config().dataDir, "tmp", `frame-${process.pid}-${Math.random().toString(36).slice(2)}.jpg`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
+  return withFrameSlot(async () => {
+    try {
+      await runFfmpeg(["-ss", ((q.frame + 0.5) / det.fps).toFixed(4), "-i", file, "-frames:v", "1", "-vf", filters.join(","), "-q:v", "4", "-y", out]);
+      return fs.readFileSync(out);
+    } finally {
+      fs.rmSync(out, { force: true });
+    }
+  });
+}
+
+/** The session's transcript as WebVTT (SPEECH_TRANSCRIPTION), for the player's captions; null when none ran. */
+export async function transcriptVtt(projectId: string, sessionId: string, who: Principal): Promise<{ vtt: Buffer; languageCode: string } | null> {
+  const s = await visible(projectId, sessionId, who);
+  const manifest = await readManifest(s.stateUri!);
+  if (!manifest?.transcript) return null;
   try {
-    await runFfmpeg(["-ss", ((q.frame + 0.5) / det.fps).toFixed(4), "-i", file, "-frames:v", "1", "-vf", filters.join(","), "-q:v", "4", "-y", out]);
-    return fs.readFileSync(out);
-  } finally {
-    fs.rmSync(out, { force: true });
+    return { vtt: await readBytes(joinUri(s.stateUri!, FILES.transcriptVtt)), languageCode: manifest.transcript.languageCode };
+  } catch (e) {
+    if (e instanceof ObscuraError && e.status === "NOT_FOUND") return null;
+    throw e;
   }
 }
