@@ -45,8 +45,12 @@ const app = next({ dev: false, dir: c.appDir, hostname: process.env.HOST ?? "0.0
 await app.prepare();
 const handle = app.getRequestHandler();
 const { stampClientAddress } = await import("../server/http/client-address");
+// Which sites may show our pages in an iframe (docs/embedding.md); a malformed origin stops the start here.
+const { embedOrigins, frameAncestorsPolicy } = await import("../server/embed/tokens");
+const framePolicy = frameAncestorsPolicy(embedOrigins());
 const server = http.createServer((req, res) => {
   stampClientAddress(req);
+  res.setHeader("Content-Security-Policy", framePolicy);
   handle(req, res).catch((e: unknown) => {
     log.error("request handler crashed", { error: String(e) });
     if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });

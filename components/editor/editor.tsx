@@ -366,7 +366,7 @@ function EditorView({ api, data, frameInfo, onReload, parentOrigin, backHref, us
         setExp(st);
         if (st.operation.done) {
           const ok = st.operation.status === "succeeded";
-          post("exportDone", { operation: name, status: ok ? "succeeded" : "failed", ...(ok && st.file ? { downloadUrl: new URL(st.file.url, window.location.href).href } : {}) });
+          post("exportDone", { operation: name, status: ok ? "succeeded" : "failed", ...(ok && st.file ? { downloadUrl: new URL(api.url("/export/file"), window.location.href).href } : {}) });
           if (!ok) setNotice({ kind: "error", text: `Export failed: ${st.operation.error ?? "unknown error"}` });
           break;
         }

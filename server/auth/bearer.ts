@@ -27,6 +27,8 @@ export interface Principal {
   name: string;
   role: "admin" | "reviewer" | "api";
   tokenKind?: TokenKind;
+  /** Set for an embed token (docs/embedding.md): the only project (and session) it may reach. */
+  scope?: { projectId: string; sessionId?: string; origin: string };
 }
 
 const BOOTSTRAP: Principal = { kind: "bootstrap", id: "bootstrap", name: "api-token", role: "api" };

@@ -20,6 +20,7 @@ import { config } from "../config";
 import { operations, sessions, type SessionRow } from "../db/schema";
 import type { Principal } from "../auth/bearer";
 import { canSeeSession } from "../identity/access";
+import { assertInScope } from "../embed/tokens";
 import { FILES, type DetectionsFile } from "../pipeline/state";
 import { objectsJsonl, trackCounts } from "../pipeline/detections";
 import { downloadToFile, joinUri, readBytes, writeBytes } from "../storage";
@@ -71,6 +72,7 @@ function summary(s: SessionRow, op: typeof operations.$inferSelect | null): Sess
 }
 
 export async function listSessions(projectId: string, who: Principal): Promise<SessionSummary[]> {
+  assertInScope(who, projectId);
   const d = await database();
   const rows = await d
     .select({ s: sessions, op: operations })
@@ -78,11 +80,12 @@ export async function listSessions(projectId: string, who: Principal): Promise<S
     .leftJoin(operations, eq(operations.id, sessions.lastOperationId))
     .where(and(eq(sessions.projectId, projectId), isNull(sessions.droppedAt)))
     .orderBy(desc(sessions.createdAt));
-  return rows.filter((r) => canSeeSession(who, r.s)).map((r) => summary(r.s, r.op));
+  return rows.filter((r) => canSeeSession(who, r.s) && (!who.scope?.sessionId || r.s.id === who.scope.sessionId)).map((r) => summary(r.s, r.op));
 }
 
 /** The session row if it exists (404) and `who` may see it (403 naming the acl). */
 export async function visible(projectId: string, sessionId: string, who: Principal): Promise<SessionRow> {
+  assertInScope(who, projectId, sessionId);
   const d = await database();
   const [s] = await d.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.projectId, projectId))).limit(1);
   if (!s || s.droppedAt || !s.stateUri) throw new ObscuraError("NOT_FOUND", `no session ${JSON.stringify(sessionId)} in project ${JSON.stringify(projectId)}`);

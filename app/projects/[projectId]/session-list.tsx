@@ -8,17 +8,21 @@ const LABELS: Record<string, string> = { face: "faces", head: "heads", person: "
 const duration = (s: number | null | undefined) => (s == null ? "" : `${Math.floor(s / 60)}:${String(Math.round(s % 60)).padStart(2, "0")}`);
 
 /** The cards, refreshed every 2 s while an operation runs. */
-export function SessionList({ projectId, initial }: { projectId: string; initial: SessionSummary[] }) {
+export function SessionList({ projectId, initial, embedToken }: { projectId: string; initial: SessionSummary[]; embedToken?: string }) {
+  // embedded (docs/embedding.md): links stay inside /embed, and the token authenticates the calls
+  const q = embedToken ? `?token=${encodeURIComponent(embedToken)}` : "";
+  const editorHref = (id: string) => `${embedToken ? "/embed" : ""}/projects/${encodeURIComponent(projectId)}/videos/${id}${q}`;
+  const posterSrc = (id: string) => `/api/v1/projects/${encodeURIComponent(projectId)}/sessions/${id}/poster${embedToken ? `?embed_token=${encodeURIComponent(embedToken)}` : ""}`;
   const [sessions, setSessions] = useState(initial);
   const running = sessions.some((s) => s.operation && !s.operation.done);
   useEffect(() => {
     if (!running) return;
     const t = setInterval(async () => {
-      const r = await fetch(`/api/v1/projects/${encodeURIComponent(projectId)}/sessions`);
+      const r = await fetch(`/api/v1/projects/${encodeURIComponent(projectId)}/sessions`, embedToken ? { headers: { authorization: `Bearer ${embedToken}` } } : undefined);
       if (r.ok) setSessions(((await r.json()) as { sessions: SessionSummary[] }).sessions);
     }, 2000);
     return () => clearInterval(t);
-  }, [projectId, running]);
+  }, [projectId, running, embedToken]);
   if (!sessions.length) {
     return <p className="rounded-xl bg-white px-6 py-12 text-center text-sm text-slate-500 ring-1 ring-slate-200">No videos here yet.</p>;
   }
@@ -28,14 +32,14 @@ export function SessionList({ projectId, initial }: { projectId: string; initial
         const op = s.operation;
         return (
           <li key={s.sessionId} data-session={s.sessionId} className="overflow-hidden rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
-            <a href={`/projects/${encodeURIComponent(projectId)}/videos/${s.sessionId}`} className="group relative block aspect-video bg-slate-900" aria-label={`Open ${s.name} in the editor`}>
+            <a href={editorHref(s.sessionId)} className="group relative block aspect-video bg-slate-900" aria-label={`Open ${s.name} in the editor`}>
               {/* eslint-disable-next-line @next/next/no-img-element */}
-              <img src={`/api/v1/projects/${encodeURIComponent(projectId)}/sessions/${s.sessionId}/poster`} alt="" className="h-full w-full object-contain" />
+              <img src={posterSrc(s.sessionId)} alt="" className="h-full w-full object-contain" />
               {s.media?.durationSeconds != null && <span className="absolute right-2 bottom-2 rounded bg-black/70 px-1.5 py-0.5 text-xs font-medium text-white">{duration(s.media.durationSeconds)}</span>}
               <span className="absolute inset-0 flex items-center justify-center bg-black/40 text-sm font-semibold text-white opacity-0 transition group-hover:opacity-100">Open in editor</span>
             </a>
             <div className="space-y-2 px-4 py-3">
-              <a href={`/projects/${encodeURIComponent(projectId)}/videos/${s.sessionId}`} className="block truncate font-medium text-slate-900 hover:underline" title={s.name} data-open-editor>
+              <a href={editorHref(s.sessionId)} className="block truncate font-medium text-slate-900 hover:underline" title={s.name} data-open-editor>
                 {s.name}
               </a>
               {op && !op.done ? (
