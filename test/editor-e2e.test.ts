@@ -227,9 +227,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
     await expect.poll(() => page.textContent(`[data-track="${id}"]`), { timeout: 10_000 }).toMatch(/frames 0–49/);
 
     await page.keyboard.press("?");
-    await expect.poll(() => page.locator("[role=dialog]").textContent(), { timeout: 10_000 }).toMatch(/Keyboard shortcuts.*next frame/);
+    await expect.poll(() => page.locator("[role=dialog][aria-label='Keyboard shortcuts']").textContent(), { timeout: 10_000 }).toMatch(/Keyboard shortcuts.*next frame/);
     await page.keyboard.press("Escape");
-    expect(await page.locator("[role=dialog]").count()).toBe(0);
+    expect(await page.locator("[role=dialog][aria-label='Keyboard shortcuts']").count()).toBe(0);
 
     // live tracking: draw at frame 12, play, move the pointer across the picture, pause
     await page.selectOption("[data-testid=draw-mode]", "live");
@@ -291,6 +291,37 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
     for (const t of saved.tracks.filter((t) => t.type === "face" && t.enabled !== false && !t.manual)) {
       expect(diffIn(src, red, boxAt(t, 25)!)).toBeGreaterThan(offDiff + 6); // redacted (mosaic)
     }
+    await page.context().close();
+  });
+
+  it("follows a drawn box with the engine (tracks:follow) in the browser, and names bad fields over HTTP", async () => {
+    const { tracks } = await tracksNow();
+    const face = boxAt(tracks.find((t) => t.type === "face" && !t.manual)!, 10)!;
+    const bad = await s.api("POST", `/api/v1/projects/${PROJECT}/sessions/${sessionId}/tracks:follow`, { frame: 99, box: face });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/frame 99 is past the video's last frame 49/);
+    const tiny = await s.api("POST", `/api/v1/projects/${PROJECT}/sessions/${sessionId}/tracks:follow`, { frame: 1, box: { x: 1, y: 1, width: 2, height: 2 }, direction: "sideways" });
+    expect(tiny.status).toBe(400);
+    expect(tiny.body.error.message).toMatch(/direction must be both, forward or backward/);
+
+    const page = await signedIn("rita");
+    await page.goto(`${s.url}/projects/${PROJECT}/videos/${sessionId}`);
+    await page.waitForSelector("[data-track]");
+    const rows = await page.locator("[data-track]").count();
+    await page.locator("[data-testid=video-stage]").hover();
+    for (let i = 0; i < 10; i++) await page.keyboard.press("f");
+    await expect.poll(() => page.textContent("[data-testid=frame]"), { timeout: 10_000 }).toBe("10");
+    await page.selectOption("[data-testid=draw-mode]", "auto");
+    await page.click("[data-testid=draw-tool]");
+    const a = await screenPoint(page, face.x + 4, face.y + 4);
+    const b = await screenPoint(page, face.x + face.width - 4, face.y + face.height - 4);
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move(b.x, b.y, { steps: 4 });
+    await page.mouse.up();
+    await expect.poll(() => page.locator("[data-track]").count(), { timeout: 10_000 }).toBe(rows + 1);
+    // the still picture: the engine follows the face to both ends of the clip
+    await expect.poll(() => page.textContent("[data-testid=notice]"), { timeout: 60_000 }).toMatch(/followed from frame 0 to 49/);
     await page.context().close();
   });
 

@@ -102,3 +102,20 @@ export const frameRequestSchema = z
     height: queryInt("height", 16, 720).default(64),
   })
   .refine((q) => (q.w == null) === (q.h == null), { error: "give both w and h (the crop box) or neither", path: ["w"] });
+
+/** Body of POST .../sessions/{sessionId}/tracks:follow: follow the content of a box from a frame. */
+export const followRequestSchema = named(
+  "FollowRequest",
+  z.strictObject({
+    frame: frameNumber("frame"),
+    box: boxSchema,
+    direction: z.enum(["both", "forward", "backward"], { error: "direction must be both, forward or backward" }).optional(),
+    maxFrames: z
+      .number({ error: "maxFrames must be a number of frames" })
+      .int({ error: "maxFrames must be a whole number" })
+      .min(1, { error: "maxFrames must be at least 1" })
+      .max(3000, { error: "maxFrames must be at most 3000" })
+      .optional(),
+  }),
+  "Body of POST /api/v1/projects/{projectId}/sessions/{sessionId}/tracks:follow.",
+);

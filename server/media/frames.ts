@@ -20,6 +20,10 @@ export interface FrameOptions {
   signal?: AbortSignal;
   /** Frames decoded ahead of the consumer (default 2): decoding overlaps the caller's work. */
   prefetch?: number;
+  /** First frame to decode (a seek; indexes stay the video's own frame numbers). Default 0. */
+  start?: number;
+  /** Decode at most this many frames. */
+  count?: number;
 }
 
 export interface DecodedFrame {
@@ -46,7 +50,11 @@ export async function* decodeFrames(file: string, info: MediaInfo, opts: FrameOp
   if (stride > 1) filters.unshift(`select='not(mod(n\\,${stride}))'`);
   const cfr = cfrFilter(info);
   if (cfr) filters.unshift(cfr);
-  const args = ["-nostdin", "-hide_banner", "-loglevel", "error", "-i", file, "-map", "0:v:0", "-vf", filters.join(","), "-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"];
+  const start = Math.max(0, Math.floor(opts.start ?? 0));
+  // seek half a frame early: the first frame at or after that time is frame `start`
+  const seek = start > 0 && info.video.fps > 0 ? ["-ss", ((start - 0.5) / info.video.fps).toFixed(6)] : [];
+  const count = opts.count != null ? ["-frames:v", String(Math.max(1, Math.floor(opts.count)))] : [];
+  const args = ["-nostdin", "-hide_banner", "-loglevel", "error", ...seek, "-i", file, "-map", "0:v:0", "-vf", filters.join(","), "-vsync", "passthrough", ...count, "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"];
   if (opts.signal?.aborted) throw new ObscuraError("CANCELLED", "decoding was cancelled");
   const child = spawn(ffmpegPath(), args, { stdio: ["ignore", "pipe", "pipe"] });
   const onAbort = () => child.kill("SIGKILL");
@@ -114,7 +122,7 @@ export async function* decodeFrames(file: string, info: MediaInfo, opts: FrameOp
       const frame = queue.shift();
       if (!frame) break;
       if (queue.length < prefetch && child.stdout.isPaused()) child.stdout.resume();
-      yield { index: n * stride, image: { data: frame, width, height }, scale };
+      yield { index: start + n * stride, image: { data: frame, width, height }, scale };
       n++;
     }
     const code = await exited;
