@@ -3,7 +3,9 @@ import { redirect } from "next/navigation";
 import { setupState } from "@/server/identity";
 import { listProjects } from "@/server/sessions";
 import { Card } from "@/components/ui";
+import { config } from "@/server/config";
 import { currentUser } from "./_lib/session";
+import { FirstUpload } from "./first-upload";
 import { signOutAction } from "./_lib/sign-out";
 
 export const dynamic = "force-dynamic";
@@ -47,9 +49,15 @@ export default async function Home() {
               ))}
             </ul>
           ) : (
-            <p className="text-sm text-slate-500">No videos shared with you yet.</p>
+            <p className="text-sm text-slate-500">No videos shared with you yet: upload your first one below.</p>
           )}
         </Card>
+      )}
+      {projects && projects.length === 0 && (
+        <div className="space-y-2">
+          <h2 className="text-lg font-semibold">Upload a video</h2>
+          <FirstUpload defaultProjectId={config().defaultProjectId} />
+        </div>
       )}
       <div className="grid gap-4 md:grid-cols-2">
         {user?.role === "admin" && (

@@ -10,37 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium } from "playwright-core";
 import { runFfmpeg } from "@/server/media";
 import { createUser } from "@/server/identity";
-import { fileUri, ROOT, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
+import { fileUri, ROOT, signIn, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
 import { switchDatabase } from "./helpers/database";
 
 const SAMPLE = path.resolve("node_modules/@vladmandic/face-api/demo/sample1.jpg");
 const PASSWORD = "Correct-Horse-42!";
 const PROJECT = "review-test";
-
-/** Signs in through Auth.js's own endpoints like a browser form would; returns the cookie header. */
-async function signIn(url: string, username: string, password: string): Promise<string> {
-  const csrf = await fetch(`${url}/api/auth/csrf`);
-  const jar = new Map<string, string>();
-  const keep = (res: Response) => {
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(";");
-      const i = pair!.indexOf("=");
-      jar.set(pair!.slice(0, i), pair!.slice(i + 1));
-    }
-  };
-  keep(csrf);
-  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
-  const res = await fetch(`${url}/api/auth/callback/credentials`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookie() },
-    body: new URLSearchParams({ csrfToken, username, password, callbackUrl: url + "/" }),
-  });
-  keep(res);
-  if (![...jar.keys()].some((k) => k.includes("session-token"))) throw new Error(`sign-in of ${username} failed: ${res.status} ${res.headers.get("location")}`);
-  return cookie();
-}
 
 describe("session API for the editor", () => {
   let s: TestServer;

@@ -26,7 +26,7 @@ export async function requestPrincipal(req: Request): Promise<Principal> {
   return { kind: "user", id: user.id, name: user.username, role: user.role };
 }
 
-type Params = Record<string, string>;
+type Params = Record<string, string | string[] | undefined>;
 
 /** Route wrapper: principal, params, and the shared error mapping. */
 export function userOrApiRoute<P extends Params>(handler: (req: Request, ctx: { principal: Principal; params: P }) => Promise<Response>) {

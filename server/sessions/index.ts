@@ -12,7 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import { ObscuraError } from "@/lib/errors";
 import type { SaveTracksRequest } from "@/lib/api/session";
 import { db as database } from "../db/client";
@@ -52,6 +52,13 @@ const nameOf = (inputUri: string) => {
   }
 };
 
+const operationSummary = (op: typeof operations.$inferSelect): NonNullable<SessionSummary["operation"]> => ({
+  name: `projects/${op.projectId}/locations/${config().locationId}/operations/${op.id}`,
+  done: op.done,
+  status: op.status,
+  progressPercent: op.progressPercent,
+});
+
 function summary(s: SessionRow, op: typeof operations.$inferSelect | null): SessionSummary {
   const m = s.media as MediaInfo | null;
   return {
@@ -64,9 +71,7 @@ function summary(s: SessionRow, op: typeof operations.$inferSelect | null): Sess
     createdAt: s.createdAt.toISOString(),
     media: m?.video ? { durationSeconds: m.durationSeconds, width: m.video.displayWidth, height: m.video.displayHeight, fps: m.video.fps, frameCount: m.video.frameCount } : null,
     trackCounts: s.trackCounts ?? {},
-    operation: op
-      ? { name: `projects/${op.projectId}/locations/${config().locationId}/operations/${op.id}`, done: op.done, status: op.status, progressPercent: op.progressPercent }
-      : null,
+    operation: op ? operationSummary(op) : null,
     acl: s.acl,
   };
 }
@@ -80,7 +85,24 @@ export async function listSessions(projectId: string, who: Principal): Promise<S
     .leftJoin(operations, eq(operations.id, sessions.lastOperationId))
     .where(and(eq(sessions.projectId, projectId), isNull(sessions.droppedAt)))
     .orderBy(desc(sessions.createdAt));
-  return rows.filter((r) => canSeeSession(who, r.s) && (!who.scope?.sessionId || r.s.id === who.scope.sessionId)).map((r) => summary(r.s, r.op));
+  const listed = rows.filter((r) => canSeeSession(who, r.s) && (!who.scope?.sessionId || r.s.id === who.scope.sessionId)).map((r) => summary(r.s, r.op));
+  // A new video's session row is written when its first operation finishes: until then its
+  // running operation stands for it, so an upload shows up at once, with its progress.
+  const known = new Set(rows.map((r) => r.s.id));
+  const pending = await d
+    .select()
+    .from(operations)
+    .where(and(eq(operations.projectId, projectId), eq(operations.kind, "video"), eq(operations.done, false), isNotNull(operations.sessionId)))
+    .orderBy(desc(operations.createdAt));
+  const early: SessionSummary[] = [];
+  for (const op of pending) {
+    const id = op.sessionId!;
+    const acl = ((op.request as { acl?: string[] }).acl ?? []) as string[];
+    if (known.has(id) || !canSeeSession(who, { acl }) || (who.scope?.sessionId && who.scope.sessionId !== id)) continue;
+    known.add(id);
+    early.push({ sessionId: id, projectId, name: nameOf(op.inputUri), version: 0, editedAt: null, editedBy: null, createdAt: op.createdAt.toISOString(), media: null, trackCounts: {}, operation: operationSummary(op), acl });
+  }
+  return [...early, ...listed];
 }
 
 /** The session row if it exists (404) and `who` may see it (403 naming the acl). */

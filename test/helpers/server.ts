@@ -166,3 +166,28 @@ export const tmpdir = os.tmpdir();
 export function fileUri(p: string): string {
   return "file://" + path.resolve(p).split(path.sep).map(encodeURIComponent).join("/");
 }
+
+/** Signs in through Auth.js's own endpoints like a browser form would; returns the cookie header. */
+export async function signIn(url: string, username: string, password: string): Promise<string> {
+  const csrf = await fetch(`${url}/api/auth/csrf`);
+  const jar = new Map<string, string>();
+  const keep = (res: Response) => {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(";");
+      const i = pair!.indexOf("=");
+      jar.set(pair!.slice(0, i), pair!.slice(i + 1));
+    }
+  };
+  keep(csrf);
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+  const res = await fetch(`${url}/api/auth/callback/credentials`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookie() },
+    body: new URLSearchParams({ csrfToken, username, password, callbackUrl: url + "/" }),
+  });
+  keep(res);
+  if (![...jar.keys()].some((k) => k.includes("session-token"))) throw new Error(`sign-in of ${username} failed: ${res.status} ${res.headers.get("location")}`);
+  return cookie();
+}

@@ -3,6 +3,7 @@ import { listSessions } from "@/server/sessions";
 import { requireUser } from "../../_lib/session";
 import { signOutAction } from "../../_lib/sign-out";
 import { SessionList } from "./session-list";
+import { ProjectUploads } from "./project-uploads";
 
 export const dynamic = "force-dynamic";
 
@@ -46,6 +47,7 @@ export default async function ProjectPage({ params }: { params: Promise<{ projec
             {user.role === "admin" ? "Every video of this project." : "The videos of this project shared with you."}
           </p>
         </div>
+        <ProjectUploads projectId={projectId} />
         <SessionList projectId={projectId} initial={sessions} />
       </main>
     </>

@@ -14,6 +14,7 @@ export function SessionList({ projectId, initial, embedToken }: { projectId: str
   const editorHref = (id: string) => `${embedToken ? "/embed" : ""}/projects/${encodeURIComponent(projectId)}/videos/${id}${q}`;
   const posterSrc = (id: string) => `/api/v1/projects/${encodeURIComponent(projectId)}/sessions/${id}/poster${embedToken ? `?embed_token=${encodeURIComponent(embedToken)}` : ""}`;
   const [sessions, setSessions] = useState(initial);
+  useEffect(() => setSessions(initial), [initial]); // a refresh from the server (a new upload)
   const running = sessions.some((s) => s.operation && !s.operation.done);
   useEffect(() => {
     if (!running) return;
