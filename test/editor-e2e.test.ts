@@ -98,6 +98,16 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
     return { x: r.x + (x * r.width) / W, y: r.y + (y * r.height) / H };
   }
 
+  /** A mouse drag between two frame-pixel points of the video, in `steps` moves. */
+  async function drag(page: Page, x0: number, y0: number, x1: number, y1: number, steps = 5): Promise<void> {
+    const a = await screenPoint(page, x0, y0);
+    const b = await screenPoint(page, x1, y1);
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move(b.x, b.y, { steps });
+    await page.mouse.up();
+  }
+
   /** The overlay canvas's pixel colour at a frame-pixel point. */
   const overlayPixel = (page: Page, x: number, y: number) =>
     page.evaluate(
@@ -134,22 +144,11 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
     // move the first box by (+30, +12) frame pixels
     const t0 = before.tracks[0]!;
     const b0 = boxAt(t0, 0)!;
-    const from = await screenPoint(page, b0.x + b0.width / 2, b0.y + b0.height / 2);
-    const to = await screenPoint(page, b0.x + b0.width / 2 + 30, b0.y + b0.height / 2 + 12);
-    await page.mouse.move(from.x, from.y);
-    await page.mouse.down();
-    await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 4 });
-    await page.mouse.move(to.x, to.y, { steps: 4 });
-    await page.mouse.up();
+    await drag(page, b0.x + b0.width / 2, b0.y + b0.height / 2, b0.x + b0.width / 2 + 30, b0.y + b0.height / 2 + 12, 8);
     await expect.poll(() => page.textContent("[data-testid=save-state]"), { timeout: 15_000 }).toMatch(/Unsaved/);
 
     // resize it from the bottom-right corner of the selection (+20, +20)
-    const corner = await screenPoint(page, b0.x + 30 + b0.width, b0.y + 12 + b0.height);
-    const corner2 = await screenPoint(page, b0.x + 30 + b0.width + 20, b0.y + 12 + b0.height + 20);
-    await page.mouse.move(corner.x, corner.y);
-    await page.mouse.down();
-    await page.mouse.move(corner2.x, corner2.y, { steps: 5 });
-    await page.mouse.up();
+    await drag(page, b0.x + 30 + b0.width, b0.y + 12 + b0.height, b0.x + 30 + b0.width + 20, b0.y + 12 + b0.height + 20);
 
     // a drag cancelled with Esc changes nothing (and makes no undo step)
     const mid = await screenPoint(page, b0.x + 30 + b0.width / 2, b0.y + 12 + b0.height / 2);
@@ -161,12 +160,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
 
     // draw a new box in an empty corner
     await page.click("[data-testid=draw-tool]");
-    const d0 = await screenPoint(page, 20, 280);
-    const d1 = await screenPoint(page, 90, 340);
-    await page.mouse.move(d0.x, d0.y);
-    await page.mouse.down();
-    await page.mouse.move(d1.x, d1.y, { steps: 5 });
-    await page.mouse.up();
+    await drag(page, 20, 280, 90, 340);
     const n = before.tracks.length;
     await expect.poll(() => page.locator("[data-track]").count(), { timeout: 15_000 }).toBe(n + 1);
 
@@ -234,12 +228,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
     // live tracking: draw at frame 12, play, move the pointer across the picture, pause
     await page.selectOption("[data-testid=draw-mode]", "live");
     await page.click("[data-testid=draw-tool]");
-    const a = await screenPoint(page, 40, 250);
-    const b = await screenPoint(page, 100, 310);
-    await page.mouse.move(a.x, a.y);
-    await page.mouse.down();
-    await page.mouse.move(b.x, b.y, { steps: 4 });
-    await page.mouse.up();
+    await drag(page, 40, 250, 100, 310);
     await expect.poll(() => page.locator("[data-track]").count(), { timeout: 10_000 }).toBe(rows + 1);
     await page.keyboard.press(" ");
     for (let i = 0; i <= 20; i++) {
@@ -313,15 +302,29 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
     await expect.poll(() => page.textContent("[data-testid=frame]"), { timeout: 10_000 }).toBe("10");
     await page.selectOption("[data-testid=draw-mode]", "auto");
     await page.click("[data-testid=draw-tool]");
-    const a = await screenPoint(page, face.x + 4, face.y + 4);
-    const b = await screenPoint(page, face.x + face.width - 4, face.y + face.height - 4);
-    await page.mouse.move(a.x, a.y);
-    await page.mouse.down();
-    await page.mouse.move(b.x, b.y, { steps: 4 });
-    await page.mouse.up();
+    await drag(page, face.x + 4, face.y + 4, face.x + face.width - 4, face.y + face.height - 4);
     await expect.poll(() => page.locator("[data-track]").count(), { timeout: 10_000 }).toBe(rows + 1);
     // the still picture: the engine follows the face to both ends of the clip
     await expect.poll(() => page.textContent("[data-testid=notice]"), { timeout: 60_000 }).toMatch(/followed from frame 0 to 49/);
+    await page.context().close();
+  });
+
+  it("never lets two reviewers overwrite each other: the later save gets the conflict message and can reload", async () => {
+    const page = await signedIn("rita");
+    const other = await page.context().newPage();
+    for (const p of [page, other]) {
+      await p.goto(`${s.url}/projects/${PROJECT}/videos/${sessionId}`);
+      await p.waitForSelector("[data-track]");
+    }
+    const id = await page.locator("[data-track]").first().getAttribute("data-track");
+    await page.click(`[data-track="${id}"] label`);
+    await page.click("button:has-text('Save')");
+    await expect.poll(() => page.textContent("[data-testid=save-state]"), { timeout: 15_000 }).toMatch(/Saved · version/);
+    await other.click(`[data-track="${id}"] label`);
+    await other.click("button:has-text('Save')");
+    await expect.poll(() => other.textContent("[data-testid=conflict]"), { timeout: 15_000 }).toMatch(/Not saved:.*saved by rita at .* after you opened version/);
+    await other.click("button:has-text('Reload their version')");
+    await expect.poll(() => other.textContent("[data-testid=save-state]"), { timeout: 15_000 }).toMatch(/Saved · version/);
     await page.context().close();
   });
 

@@ -117,9 +117,13 @@ window.addEventListener("message", (e) => { if (e.origin === ${JSON.stringify(s.
     await bad({ username: "rita", projectId: PROJECT, origin: hostOrigin, ttlSeconds: 5 }, "ttlSeconds", /at least 60/);
     await bad({ username: "rita", projectId: PROJECT, origin: hostOrigin, extra: 1 }, "extra", /extra/);
 
-    // a reviewer cannot mint, nor can an embed token
+    // a reviewer cannot mint, nor can an embed token, not even an administrator's
     const rita = await withToken(ok.body.token, "POST", "/api/v1/embed-tokens", { username: "rita", projectId: PROJECT, origin: hostOrigin });
     expect(rita.status).toBe(403);
+    const chiefToken = (await mint({ username: "chief", projectId: PROJECT, origin: hostOrigin })).body.token;
+    const chief = await withToken(chiefToken, "POST", "/api/v1/embed-tokens", { username: "rita", projectId: PROJECT, origin: hostOrigin });
+    expect(chief.status).toBe(403);
+    expect(chief.body.error.message).toMatch(/not embed tokens/);
   });
 
   it("lets a token read and save its session only, reads by URL only, and never reach the processing API", async () => {
@@ -135,6 +139,9 @@ window.addEventListener("message", (e) => { if (e.origin === ${JSON.stringify(s.
 
     const media = await fetch(`${s.url}/api/v1/projects/${PROJECT}/sessions/${sessionId}/media?embed_token=${token}`, { headers: { range: "bytes=0-99" } });
     expect(media.status).toBe(206);
+    const thumb = await fetch(`${s.url}/api/v1/projects/${PROJECT}/sessions/${sessionId}/frame?frame=3&x=10&y=10&w=40&h=40&embed_token=${token}`);
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get("content-type")).toBe("image/jpeg");
     const putByUrl = await fetch(`${s.url}/api/v1/projects/${PROJECT}/sessions/${sessionId}/tracks?embed_token=${token}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ version: 0, tracks: [] }) });
     expect(putByUrl.status).toBe(401);
     expect((await putByUrl.json()).error.message).toMatch(/for reads only/);

@@ -4,24 +4,12 @@
  * as `embed_token` in the URLs the browser loads itself (video, thumbnails, download).
  */
 import type { Track } from "@/lib/editor/model";
+import type { SessionSummary } from "@/server/sessions";
+import type { ExportStatus } from "@/server/sessions/export";
 
-export interface SessionData {
-  sessionId: string;
-  projectId: string;
-  name: string;
-  version: number;
-  editedAt: string | null;
-  editedBy: string | null;
-  media: { durationSeconds: number | null; width: number; height: number; fps: number; frameCount: number } | null;
-  operation: { name: string; done: boolean; status: string; progressPercent: number } | null;
-  tracks: Track[];
-  frame: { width: number; height: number; fps: number; frameCount: number } | null;
-}
-
-export interface ExportStatus {
-  operation: { name: string; done: boolean; status: string; progressPercent: number; error: string | null } | null;
-  file: { renderedAt: string; url: string; leakCount: number | null } | null;
-}
+/** A session as GET .../sessions/{sessionId} answers it (server/sessions). */
+export type SessionData = SessionSummary & { tracks: Track[]; frame: { width: number; height: number; fps: number; frameCount: number } | null };
+export type { ExportStatus };
 
 export interface FollowResult {
   firstFrame: number;

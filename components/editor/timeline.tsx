@@ -8,6 +8,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { Track } from "@/lib/editor/model";
 import { trackColor } from "./colors";
+import { useElementSize } from "./use-element-size";
 
 const RULER = 22;
 const ROW = 12;
@@ -25,7 +26,7 @@ interface Props {
 export function Timeline({ tracks, frameCount, fps, frame, selectedId, onSeek, onSelect }: Props) {
   const boxRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
-  const [width, setWidth] = useState(800);
+  const width = useElementSize(boxRef, { width: 800, height: 0 }).width;
   const height = 170;
   const [zoom, setZoom] = useState(1);
   const [start, setStart] = useState(0); // first visible frame
@@ -37,14 +38,6 @@ export function Timeline({ tracks, frameCount, fps, frame, selectedId, onSeek, o
   const maxStart = Math.max(0, frameCount - visibleFrames);
   const s0 = Math.min(start, maxStart);
   const rowsVisible = Math.floor((height - RULER) / ROW);
-
-  useEffect(() => {
-    const el = boxRef.current!;
-    const ro = new ResizeObserver(() => setWidth(el.clientWidth));
-    ro.observe(el);
-    setWidth(el.clientWidth);
-    return () => ro.disconnect();
-  }, []);
 
   // keep the playhead in view while playing
   useEffect(() => {

@@ -7,6 +7,7 @@
  */
 import { memo, useEffect, useRef, useState } from "react";
 import { trackScore, type Track } from "@/lib/editor/model";
+import { useElementSize } from "./use-element-size";
 import { CLASS_LABELS, trackColor } from "./colors";
 
 const ROW_H = 58;
@@ -22,14 +23,7 @@ interface Props {
 export const TrackList = memo(function TrackList({ tracks, selectedId, thumbUrl, onSelect, onToggle }: Props) {
   const boxRef = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
-  const [viewH, setViewH] = useState(600);
-  useEffect(() => {
-    const el = boxRef.current!;
-    const ro = new ResizeObserver(() => setViewH(el.clientHeight));
-    ro.observe(el);
-    setViewH(el.clientHeight);
-    return () => ro.disconnect();
-  }, []);
+  const viewH = useElementSize(boxRef, { width: 0, height: 600 }).height;
   // bring the selected track into view
   useEffect(() => {
     if (selectedId == null) return;

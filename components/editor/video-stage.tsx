@@ -13,6 +13,7 @@ import { Layer, Rect, Shape, Stage, Transformer } from "react-konva";
 import type Konva from "konva";
 import { activeAt, boxAt, clampBox, frameOf, scoreAt, timeOf, type Box, type Track } from "@/lib/editor/model";
 import { CLASS_LABELS, trackColor } from "./colors";
+import { useElementSize } from "./use-element-size";
 
 export interface PreviewStyle {
   on: boolean;
@@ -63,7 +64,7 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
   const previewRef = useRef<HTMLCanvasElement>(null);
   const trRef = useRef<Konva.Transformer>(null);
   const layerRef = useRef<Konva.Layer>(null);
-  const [displayW, setDisplayW] = useState(0);
+  const displayW = useElementSize(shellRef).width;
   const cb = useRef(p);
   cb.current = p;
 
@@ -71,15 +72,6 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
   const dw = Math.max(1, Math.min(displayW, Math.floor(p.maxHeight * aspect)));
   const dh = Math.round(dw / aspect);
   const scale = dw / p.width;
-
-  // width available
-  useEffect(() => {
-    const el = shellRef.current!;
-    const ro = new ResizeObserver(() => setDisplayW(el.clientWidth));
-    ro.observe(el);
-    setDisplayW(el.clientWidth);
-    return () => ro.disconnect();
-  }, []);
 
   // the player, created once (video.js owns its element, so React never renders it)
   useEffect(() => {

@@ -64,7 +64,7 @@ export interface MintedEmbedToken {
 
 /** Mints a token (admins and API credentials only); `base` is the public URL of this server. */
 export async function mintEmbedToken(who: Principal, req: EmbedTokenRequest, base: string, ip?: string): Promise<MintedEmbedToken> {
-  if (who.role === "reviewer") throw new ObscuraError("PERMISSION_DENIED", "only administrators and API tokens may mint embed tokens");
+  if (who.role === "reviewer" || who.scope) throw new ObscuraError("PERMISSION_DENIED", "only administrators and API tokens may mint embed tokens (not reviewers, not embed tokens)");
   const allowed = embedOrigins();
   if (!allowed.length) {
     throw new ObscuraError("INVALID_ARGUMENT", "embedding is off: set OBSCURA_EMBED_ORIGINS to the origins allowed to frame the editor", { details: [{ field: "origin", problem: "no embedding origins are configured" }] });

@@ -121,7 +121,8 @@ async function withFrameSlot<T>(run: () => Promise<T>): Promise<T> {
  * JPEG: the track list's thumbnails. Seeks to the frame's time in the constant-rate timeline.
  */
 export async function frameJpeg(projectId: string, sessionId: string, who: Principal, query: URLSearchParams): Promise<Buffer> {
-  const q = parseBody(frameRequestSchema, Object.fromEntries(query));
+  const { embed_token: _credential, ...params } = Object.fromEntries(query); // the credential is not a parameter
+  const q = parseBody(frameRequestSchema, params);
   const s = await visible(projectId, sessionId, who);
   const det = await readDetections(s);
   if (!det) throw new ObscuraError("FAILED_PRECONDITION", "this video has no frames to show yet");
