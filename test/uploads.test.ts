@@ -1,7 +1,8 @@
 /**
  * Uploads from the browser (docs/sessions.md#uploading-from-the-browser), over real HTTP with the
  * tus protocol and in chromium: an upload in chunks, interrupted and resumed from the offset the
- * server reports, then processed by the engine like videos:process; wrong type, too large,
+ * server reports, then processed by the engine like videos:process; an image redacted like
+ * images:process and downloaded; wrong type, too large,
  * incomplete and someone else's upload refused; and a reviewer with no project yet who drops a
  * video on the home page, watches it upload and lands on the project with the new video.
  */
@@ -101,14 +102,38 @@ describe("uploads from the browser", () => {
     expect((await fetch(`${s.url}/api/v1/projects/${PROJECT}/sessions/${sessionId}`, { headers: { cookie: tom } })).status).toBe(403);
   });
 
-  it("refuses other file types, images and files over the limit, naming why", async () => {
+  it("redacts an uploaded image like images:process and offers the JPG", async () => {
+    const data = fs.readFileSync(SAMPLE);
+    const created = await tusCall(rita, "POST", `/api/v1/projects/${PROJECT}/uploads`, { "upload-length": String(data.length), "upload-metadata": `filename ${b64("party.jpg")}` });
+    expect(created.status).toBe(201);
+    const location = created.headers.get("location")!;
+    expect((await tusCall(rita, "PATCH", location, { "upload-offset": "0", "content-type": "application/offset+octet-stream" }, data)).status).toBe(204);
+    // the panel's single feature list may hold video-only features: an image leaves them out
+    const started = await fetch(`${s.url}${location}:process`, { method: "POST", headers: { cookie: rita, "content-type": "application/json" }, body: JSON.stringify({ features: ["FACE_DETECTION", "SPEECH_TRANSCRIPTION"] }) });
+    expect(started.status).toBe(200);
+    const body = await started.json();
+    expect(body).toMatchObject({ kind: "image", resultUrl: location });
+    let result: { operation: { done: boolean; error: string | null }; downloadUrl: string | null };
+    for (;;) {
+      result = await (await fetch(s.url + body.resultUrl, { headers: { cookie: rita } })).json();
+      if (result.operation.done) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(result.operation.error).toBeNull();
+    expect(result.downloadUrl).toBe(`${location}/party-redacted.jpg`);
+    const jpg = await fetch(s.url + result.downloadUrl, { headers: { cookie: rita } });
+    expect(jpg.status).toBe(200);
+    const bytes = Buffer.from(await jpg.arrayBuffer());
+    expect(bytes.subarray(0, 2).toString("hex")).toBe("ffd8");
+    expect(bytes.equals(data)).toBe(false);
+    expect((await fetch(s.url + result.downloadUrl, { headers: { cookie: tom } })).status).toBe(404);
+  });
+
+  it("refuses other file types and files over the limit, naming why", async () => {
     const create = (name: string, size: number) => tusCall(rita, "POST", `/api/v1/projects/${PROJECT}/uploads`, { "upload-length": String(size), "upload-metadata": `filename ${b64(name)}` });
     const txt = await create("notes.txt", 10);
     expect(txt.status).toBe(415);
-    expect((await txt.json()).error.message).toMatch(/"notes.txt" is not a video this server processes/);
-    const jpg = await create("photo.jpg", 10);
-    expect(jpg.status).toBe(415);
-    expect((await jpg.json()).error.message).toMatch(/is an image: the editor reviews videos; redact images with POST \/api\/v1\/images:process/);
+    expect((await txt.json()).error.message).toMatch(/"notes.txt" is not a video or image this server processes: use \.mp4, .*\.png/);
     const big = await create("huge.mp4", MAX + 1);
     expect(big.status).toBe(413);
     expect((await big.json()).error.message).toMatch(/larger than this server accepts \(31457280 bytes, OBSCURA_UPLOAD_MAX_BYTES\)/);

@@ -1,9 +1,10 @@
 "use client";
 /**
- * Upload videos from the browser (docs/sessions.md#uploading-from-the-browser): drop them or pick
- * them, choose what to find, and each file goes up in resumable 8 MiB chunks (tus; an interrupted
- * upload of the same file continues where it stopped, also after a reload), then starts the same
- * process operation as the API. `onStarted` runs when a video's operation was created.
+ * Upload videos and images from the browser (docs/sessions.md#uploading-from-the-browser): drop
+ * them or pick them, choose what to find, and each file goes up in resumable 8 MiB chunks (tus; an
+ * interrupted upload of the same file continues where it stopped, also after a reload), then
+ * starts the same process operation as the API. `onStarted` runs when a video's operation was
+ * created; an image's redaction is followed here and ends with its download.
  */
 import { useCallback, useRef, useState } from "react";
 import * as tus from "tus-js-client";
@@ -25,9 +26,12 @@ interface Item {
   name: string;
   size: number;
   sent: number;
-  state: "uploading" | "starting" | "started" | "failed";
+  state: "uploading" | "starting" | "started" | "redacting" | "redacted" | "failed";
   error?: string;
   resumed?: boolean;
+  /** An image: progress of its redaction, then the JPG to download. */
+  percent?: number;
+  downloadUrl?: string;
 }
 
 const mb = (n: number) => (n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GB` : `${(n / 1024 ** 2).toFixed(1)} MB`);
@@ -40,6 +44,23 @@ export function UploadPanel({ projectId, onStarted, chooseProject = false }: { p
   const input = useRef<HTMLInputElement>(null);
 
   const update = (key: string, patch: Partial<Item>) => setItems((xs) => xs.map((x) => (x.key === key ? { ...x, ...patch } : x)));
+
+  /** An image is redacted in one go: show its progress, then the download. */
+  const followImage = async (key: string, url: string) => {
+    update(key, { state: "redacting", percent: 0 });
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const r = await fetch(url, { cache: "no-store" });
+      const st = (await r.json().catch(() => null)) as { operation?: { done: boolean; progressPercent: number; error: string | null }; downloadUrl?: string | null; error?: { message: string } } | null;
+      if (!r.ok || !st?.operation) return update(key, { state: "failed", error: st?.error?.message ?? `${r.status}` });
+      if (!st.operation.done) {
+        update(key, { percent: st.operation.progressPercent });
+        continue;
+      }
+      if (st.operation.error || !st.downloadUrl) return update(key, { state: "failed", error: st.operation.error ?? "no output" });
+      return update(key, { state: "redacted", downloadUrl: st.downloadUrl });
+    }
+  };
 
   const start = useCallback(
     (files: File[]) => {
@@ -69,10 +90,11 @@ export function UploadPanel({ projectId, onStarted, chooseProject = false }: { p
           onSuccess: async () => {
             update(key, { state: "starting", sent: file.size });
             const r = await fetch(`${upload.url}:process`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ features: chosen }) });
-            const body = (await r.json().catch(() => null)) as { sessionId?: string; error?: { message: string } } | null;
-            if (!r.ok || !body?.sessionId) return update(key, { state: "failed", error: body?.error?.message ?? `${r.status} ${r.statusText}` });
+            const body = (await r.json().catch(() => null)) as { kind?: "video" | "image"; sessionId?: string; resultUrl?: string; error?: { message: string } } | null;
+            if (!r.ok || !body?.kind) return update(key, { state: "failed", error: body?.error?.message ?? `${r.status} ${r.statusText}` });
+            if (body.kind === "image") return followImage(key, body.resultUrl!);
             update(key, { state: "started" });
-            onStarted?.(target, body.sessionId);
+            onStarted?.(target, body.sessionId!);
           },
         });
         void upload.findPreviousUploads().then((previous) => {
@@ -136,9 +158,9 @@ export function UploadPanel({ projectId, onStarted, chooseProject = false }: { p
         onClick={() => input.current?.click()}
         className={`mt-4 flex cursor-pointer flex-col items-center justify-center rounded-lg border-2 border-dashed px-6 py-8 text-center transition ${over ? "border-brand-600 bg-brand-50" : "border-slate-300 hover:border-slate-400"}`}
       >
-        <p className="font-semibold text-slate-800">Drop videos here, or click to choose</p>
-        <p className="mt-1 text-sm text-slate-500">MP4, MOV, MKV, WebM, AVI… Large files go up in resumable chunks: an interrupted upload continues where it stopped.</p>
-        <input ref={input} type="file" accept="video/*,.mkv,.avi,.ts,.mts" multiple className="hidden" data-testid="file-input" disabled={!features.size || !project.trim()} onChange={(e) => e.target.files && start([...e.target.files])} />
+        <p className="font-semibold text-slate-800">Drop videos or images here, or click to choose</p>
+        <p className="mt-1 text-sm text-slate-500">Videos (MP4, MOV, MKV, WebM, AVI…) open in the editor; images (JPG, PNG) are redacted to a JPG to download. Large files go up in resumable chunks: an interrupted upload continues where it stopped.</p>
+        <input ref={input} type="file" accept="video/*,image/jpeg,image/png,.mkv,.avi,.ts,.mts" multiple className="hidden" data-testid="file-input" disabled={!features.size || !project.trim()} onChange={(e) => e.target.files && start([...e.target.files])} />
       </div>
       {!features.size && <p className="mt-2 text-sm text-red-700">Choose at least one thing to find.</p>}
       {items.length > 0 && (
@@ -151,11 +173,17 @@ export function UploadPanel({ projectId, onStarted, chooseProject = false }: { p
                   {it.state === "uploading" && `${mb(it.sent)} of ${mb(it.size)} · ${Math.floor((100 * it.sent) / Math.max(1, it.size))}%${it.resumed ? " (resumed)" : ""}`}
                   {it.state === "starting" && "starting processing…"}
                   {it.state === "started" && "processing started"}
+                  {it.state === "redacting" && `redacting… ${Math.round(it.percent ?? 0)}%`}
+                  {it.state === "redacted" && (
+                    <a href={it.downloadUrl} download className="font-semibold text-brand-600 hover:underline" data-testid="image-download">
+                      Download the redacted image
+                    </a>
+                  )}
                   {it.state === "failed" && <span className="text-red-700">failed</span>}
                 </span>
               </div>
               <div className="mt-1 h-1.5 overflow-hidden rounded bg-slate-100">
-                <div className={`h-full transition-all ${it.state === "failed" ? "bg-red-500" : it.state === "started" ? "bg-emerald-500" : "bg-brand-600"}`} style={{ width: `${(100 * it.sent) / Math.max(1, it.size)}%` }} role="progressbar" aria-valuenow={Math.floor((100 * it.sent) / Math.max(1, it.size))} />
+                <div className={`h-full transition-all ${it.state === "failed" ? "bg-red-500" : it.state === "started" || it.state === "redacted" ? "bg-emerald-500" : "bg-brand-600"}`} style={{ width: `${(100 * it.sent) / Math.max(1, it.size)}%` }} role="progressbar" aria-valuenow={Math.floor((100 * it.sent) / Math.max(1, it.size))} />
               </div>
               {it.error && (
                 <p role="alert" className="mt-1 text-red-700">

@@ -1,8 +1,8 @@
 /**
  * Uploads from the browser (docs/sessions.md#uploading-from-the-browser): resumable with the tus
  * protocol (@tus/server, files in OBSCURA_DATA_DIR/uploads), owned by who started them, then
- * turned into the same process operation as POST videos:process (videos only: images are not
- * sessions the editor reviews; they go through POST images:process).
+ * turned into the same process operation as POST videos:process (a video: a session to review in
+ * the editor) or POST images:process (an image: redacted into a JPG to download).
  *
  * Route: /api/v1/projects/{projectId}/uploads[/{id}] (tus: POST creates, HEAD tells the offset to
  * resume from, PATCH appends a chunk, DELETE cancels), and POST .../uploads/{id}:process.
@@ -18,9 +18,12 @@ import { parseBody } from "@/lib/api/parse";
 import { uploadProcessRequestSchema } from "@/lib/api/upload";
 import { config } from "../config";
 import type { Principal } from "../auth/bearer";
-import { createVideoOperation } from "../operations/create";
+import { createImageOperation, createVideoOperation } from "../operations/create";
+import { getOperation } from "../operations/read-remove";
+import { IMAGE_FEATURES } from "@/lib/api/common";
 
 const VIDEO_EXT = new Set([".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".mpg", ".mpeg", ".ts", ".mts", ".m2ts", ".3gp", ".wmv", ".flv"]);
+const IMAGE_EXT = new Set([".jpg", ".jpeg", ".png"]);
 const DEFAULT_MAX = 20 * 1024 ** 3;
 
 export function uploadMaxBytes(): number {
@@ -55,9 +58,8 @@ function tus(): Server {
       const name = (upload.metadata?.filename ?? "").trim();
       if (!name) throw fail(400, "Upload-Metadata must give the file's name (filename)");
       const ext = path.extname(name).toLowerCase();
-      if (!VIDEO_EXT.has(ext)) {
-        const image = [".jpg", ".jpeg", ".png"].includes(ext);
-        throw fail(415, image ? `${JSON.stringify(name)} is an image: the editor reviews videos; redact images with POST /api/v1/images:process` : `${JSON.stringify(name)} is not a video this server processes: use ${[...VIDEO_EXT].join(", ")}`);
+      if (!VIDEO_EXT.has(ext) && !IMAGE_EXT.has(ext)) {
+        throw fail(415, `${JSON.stringify(name)} is not a video or image this server processes: use ${[...VIDEO_EXT, ...IMAGE_EXT].join(", ")}`);
       }
       return { metadata: { ...upload.metadata, filename: path.basename(name), owner: c.who.id, ownerName: c.who.name, projectId: c.projectId } };
     },
@@ -94,7 +96,13 @@ async function ownUpload(id: string, who: Principal, projectId: string): Promise
  * POST .../uploads/{id}:process: the finished upload becomes the input of a process operation,
  * created exactly as through the API; a reviewer who uploads is put in the video's acl.
  */
-export async function processUpload(id: string, who: Principal, projectId: string, body: unknown): Promise<{ name: string; sessionId: string }> {
+export type ProcessedUpload = { name: string; kind: "video"; sessionId: string } | { name: string; kind: "image"; resultUrl: string };
+
+/** Features only a video has: left out of an image's request (the panel offers one list for both). */
+const KNOWN_VIDEO_ONLY = new Set(["SPEECH_TRANSCRIPTION", "STATE_DROP", "MEDIA_PREPARE"]);
+const MARKER = "upload.json";
+
+export async function processUpload(id: string, who: Principal, projectId: string, body: unknown): Promise<ProcessedUpload> {
   const req = parseBody(uploadProcessRequestSchema, body);
   const u = await ownUpload(id, who, projectId);
   if (u.size == null || u.offset < u.size) {
@@ -111,10 +119,18 @@ export async function processUpload(id: string, who: Principal, projectId: strin
   fs.rmSync(`${stored}.json`, { force: true });
   const inputUri = pathToFileURL(file).href;
   const acl = who.role === "reviewer" ? [who.name, ...(req.acl ?? [])] : req.acl;
-  const sessionId = crypto.randomUUID();
   try {
+    if (IMAGE_EXT.has(path.extname(name).toLowerCase())) {
+      // an image is redacted in one go (detection and MEDIA_RENDER) into a JPG beside it
+      const output = path.join(dir, `${path.parse(name).name}-redacted.jpg`);
+      const features = [...new Set([...req.features.filter((f) => (IMAGE_FEATURES as readonly string[]).includes(f) || !KNOWN_VIDEO_ONLY.has(f)), "MEDIA_RENDER"])];
+      const op = await createImageOperation({ inputUri, outputUri: pathToFileURL(output).href, projectId, features });
+      fs.writeFileSync(path.join(dir, MARKER), JSON.stringify({ owner: who.id, projectId, operation: op.name, output: path.basename(output) }));
+      return { name: op.name, kind: "image", resultUrl: `/api/v1/projects/${encodeURIComponent(projectId)}/uploads/${id}` };
+    }
+    const sessionId = crypto.randomUUID();
     const op = await createVideoOperation({ inputUri, projectId, features: req.features, ...(acl ? { acl } : {}), videoContext: { ...(req.videoContext ?? {}), prepareConfig: { ...(req.videoContext?.prepareConfig ?? {}), sessionId } } });
-    return { name: op.name, sessionId };
+    return { name: op.name, kind: "video", sessionId };
   } catch (e) {
     // a refused request leaves the upload as it was, to try again with other settings
     fs.renameSync(file, stored);
@@ -122,4 +138,36 @@ export async function processUpload(id: string, who: Principal, projectId: strin
     await store!.configstore.set(id, u);
     throw e;
   }
+}
+
+/** An uploaded image's processing: its operation's state and, when done, the redacted JPG. */
+export async function uploadResult(id: string, who: Principal, projectId: string): Promise<{ operation: { name: string; done: boolean; progressPercent: number; error: string | null }; downloadUrl: string | null }> {
+  const m = readMarker(id, who, projectId);
+  const op = await getOperation(m.operation);
+  const file = path.join(uploadsDir(), "files", id, m.output);
+  const ok = op.done && !op.error && fs.existsSync(file);
+  return {
+    operation: { name: op.name, done: op.done, progressPercent: op.metadata.progress.progressPercent, error: op.error?.message ?? null },
+    downloadUrl: ok ? `/api/v1/projects/${encodeURIComponent(projectId)}/uploads/${id}/${encodeURIComponent(m.output)}` : null,
+  };
+}
+
+/** The redacted JPG of an uploaded image (404 until it exists). */
+export function uploadOutputFile(id: string, who: Principal, projectId: string, name: string): string {
+  const m = readMarker(id, who, projectId);
+  const file = path.join(uploadsDir(), "files", id, m.output);
+  if (name !== m.output || !fs.existsSync(file)) throw new ObscuraError("NOT_FOUND", `no ${JSON.stringify(name)} for upload ${JSON.stringify(id)} yet`);
+  return file;
+}
+
+function readMarker(id: string, who: Principal, projectId: string): { owner: string; projectId: string; operation: string; output: string } {
+  const file = path.join(uploadsDir(), "files", /^[0-9a-f-]{36}$/.test(id) ? id : "-", MARKER);
+  let m: { owner: string; projectId: string; operation: string; output: string } | null = null;
+  try {
+    m = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    /* none */
+  }
+  if (!m || m.owner !== who.id || m.projectId !== projectId) throw new ObscuraError("NOT_FOUND", `no processed image upload ${JSON.stringify(id)} of yours in project ${JSON.stringify(projectId)}`);
+  return m;
 }
