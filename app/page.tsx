@@ -55,7 +55,7 @@ export default async function Home() {
       )}
       {projects && projects.length === 0 && (
         <div className="space-y-2">
-          <h2 className="text-lg font-semibold">Upload a video</h2>
+          <h2 className="text-lg font-semibold">Upload videos or images</h2>
           <FirstUpload defaultProjectId={config().defaultProjectId} />
         </div>
       )}
