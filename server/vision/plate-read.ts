@@ -149,16 +149,34 @@ export async function readPlate(image: RgbImage, region: { x: number; y: number;
   const lines = await detectText(crop, { scale: Math.max(1, Math.min(4, 240 / Math.max(1, crop.width))), maxSide: 960 });
   const tall = (t: TextBox) => Math.hypot(t.quad[3][0] - t.quad[0][0], t.quad[3][1] - t.quad[0][1]);
   const line = [...lines].sort((a, b) => tall(b) - tall(a))[0];
-  if (!line) return { text: "", confidence: 0, chars: [], line: null };
+  if (!line) {
+    // no line found (low contrast, tiny plate): read the region itself
+    const rx = region.x - x0;
+    const ry = region.y - y0;
+    const q: [Point, Point, Point, Point] = [[rx, ry], [rx + region.width, ry], [rx + region.width, ry + region.height], [rx, ry + region.height]];
+    const chars = trimEdges(await readStrip(rectify(crop, q), charset));
+    return { text: chars.map((ch) => ch.char).join(""), confidence: meanConfidence(chars), chars, line: null };
+  }
   // grow the line a little along and across: the detector's quad can clip the first/last stroke
   const [a, b, c, d] = line.quad;
   const grow = (p: Point, q: Point, k: number): Point => [p[0] + (p[0] - q[0]) * k, p[1] + (p[1] - q[1]) * k];
   const along = 0.04;
   const across = 0.08;
   const q: [Point, Point, Point, Point] = [grow(grow(a, b, along), d, across), grow(grow(b, a, along), c, across), grow(grow(c, d, along), b, across), grow(grow(d, c, along), a, across)];
-  const chars = await readStrip(rectify(crop, q), charset);
+  const chars = trimEdges(await readStrip(rectify(crop, q), charset));
   const shift = (t: TextBox): TextBox => ({ ...t, box: { ...t.box, x: t.box.x + x0, y: t.box.y + y0 }, quad: t.quad.map(([px, py]) => [px + x0, py + y0]) as TextBox["quad"] });
-  return { text: chars.map((ch) => ch.char).join(""), confidence: chars.length ? chars.reduce((s, ch) => s + ch.confidence, 0) / chars.length : 0, chars, line: shift(line) };
+  return { text: chars.map((ch) => ch.char).join(""), confidence: meanConfidence(chars), chars, line: shift(line) };
+}
+
+const meanConfidence = (chars: Array<{ confidence: number }>) => (chars.length ? chars.reduce((s, ch) => s + ch.confidence, 0) / chars.length : 0);
+
+/** Unsure characters at either end are usually the plate's frame or a bolt: dropped (below 0.5). */
+export function trimEdges<T extends { confidence: number }>(chars: T[], min = 0.5): T[] {
+  let a = 0;
+  let b = chars.length;
+  while (a < b && chars[a]!.confidence < min) a++;
+  while (b > a && chars[b - 1]!.confidence < min) b--;
+  return chars.slice(a, b);
 }
 
 function cropRgb(image: RgbImage, x: number, y: number, w: number, h: number): RgbImage {
