@@ -31,16 +31,18 @@ export function SessionList({ projectId, initial, embedToken }: { projectId: str
     <ul className="grid gap-5 sm:grid-cols-2 lg:grid-cols-3">
       {sessions.map((s) => {
         const op = s.operation;
+        // a new video has no session yet while its first operation runs: nothing to open or show
+        const ready = s.media != null;
         return (
           <li key={s.sessionId} data-session={s.sessionId} className="overflow-hidden rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
-            <a href={editorHref(s.sessionId)} className="group relative block aspect-video bg-slate-900" aria-label={`Open ${s.name} in the editor`}>
+            <a href={ready ? editorHref(s.sessionId) : undefined} className="group relative block aspect-video bg-slate-900" aria-label={ready ? `Open ${s.name} in the editor` : `${s.name} is being processed`}>
               {/* eslint-disable-next-line @next/next/no-img-element */}
-              <img src={posterSrc(s.sessionId)} alt="" className="h-full w-full object-contain" />
+              {ready ? <img src={posterSrc(s.sessionId)} alt="" className="h-full w-full object-contain" /> : <span className="flex h-full items-center justify-center text-sm text-slate-400">processing…</span>}
               {s.media?.durationSeconds != null && <span className="absolute right-2 bottom-2 rounded bg-black/70 px-1.5 py-0.5 text-xs font-medium text-white">{duration(s.media.durationSeconds)}</span>}
-              <span className="absolute inset-0 flex items-center justify-center bg-black/40 text-sm font-semibold text-white opacity-0 transition group-hover:opacity-100">Open in editor</span>
+              {ready && <span className="absolute inset-0 flex items-center justify-center bg-black/40 text-sm font-semibold text-white opacity-0 transition group-hover:opacity-100">Open in editor</span>}
             </a>
             <div className="space-y-2 px-4 py-3">
-              <a href={editorHref(s.sessionId)} className="block truncate font-medium text-slate-900 hover:underline" title={s.name} data-open-editor>
+              <a href={ready ? editorHref(s.sessionId) : undefined} className="block truncate font-medium text-slate-900 hover:underline" title={s.name} data-open-editor>
                 {s.name}
               </a>
               {op && !op.done ? (
