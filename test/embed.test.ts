@@ -15,7 +15,7 @@ import { SignJWT } from "jose";
 import { runFfmpeg } from "@/server/media";
 import { createUser } from "@/server/identity";
 import { embedOrigins, frameAncestorsPolicy, mintEmbedToken, parseOrigin } from "@/server/embed/tokens";
-import { fileUri, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
+import { fileUri, ROOT, startServer, tempDir, tempPostgres, type TestServer } from "./helpers/server";
 import { freePort } from "./helpers/storage-servers";
 import { switchDatabase } from "./helpers/database";
 
@@ -194,7 +194,7 @@ window.addEventListener("message", (e) => { if (e.origin === ${JSON.stringify(s.
     await first.locator("label").click();
     await frame.locator("button:has-text('Save')").click();
     await expect.poll(async () => (await events()).find((e) => e.type === "saved"), { timeout: 30_000 }).toMatchObject({ source: "obscura", type: "saved", projectId: PROJECT, sessionId });
-    await page.screenshot({ path: path.join(tempDir("embed-shots"), "embedded.png") });
+    await page.screenshot({ path: path.join(process.env.OBSCURA_DOCS_SCREENSHOTS ? path.join(ROOT, "docs", "img") : tempDir("embed-shots"), "embedded.png") });
 
     await frame.locator("button:has-text('Export')").click();
     await expect.poll(async () => (await events()).find((e) => e.type === "exportDone"), { timeout: 240_000 }).toMatchObject({ type: "exportDone", status: "succeeded" });
