@@ -8,7 +8,10 @@
  *         under DIR (label paths as written, or their bare file names, extension added if missing);
  *         runs features ["FACE_DETECTION"] and scores detections of type "face".
  * plates: a plates-us folder (openalpr benchmark: `<name>.jpg` + `<name>.txt` per image); runs
- *         ["LICENSE_PLATE_DETECTION"] and scores detections of type "licensePlate".
+ *         ["LICENSE_PLATE_DETECTION"] and scores detections of type "licensePlate"; then reads
+ *         each labelled plate (server/vision/plate-read.ts) twice: in the detection that overlaps it
+ *         most (`reading`: what a user gets) and in the labelled box itself (`readingOnLabels`: the
+ *         reader alone), and scores the strings (exact and character accuracy).
  *
  * Options:
  *   --json FILE          also write the result JSON to FILE
@@ -31,7 +34,8 @@ import { pathToFileURL } from "node:url";
 import sharp from "sharp";
 import type { Detection, ObjectType, RgbImage } from "@/server/vision/types";
 import { loadPlatesUs, parseFaceLabels, resolveImagePath, type LabelBox } from "@/bench/eval/labels";
-import { addCounts, emptyCounts, evaluateImage, summarize, type EvalCounts, type EvalMetrics } from "@/bench/eval/metrics";
+import { addCounts, addReading, emptyCounts, emptyReading, evaluateImage, readingSummary, summarize, type EvalCounts, type EvalMetrics } from "@/bench/eval/metrics";
+import { iou } from "@/lib/geometry";
 
 export interface DetectSettings {
   objectsConfidenceThreshold?: number;
@@ -84,6 +88,9 @@ export interface EvalReport extends EvalMetrics {
   imagesPerSecond: number | null;
   timing: { totalSeconds: number; decodeMsMean: number | null; detectMsMean: number | null; detectMsMedian: number | null; firstDetectMs: number | null };
   perImage?: PerImageRow[];
+  /** plates: strings read in the detected boxes, and in the labelled boxes (the reader alone). */
+  reading?: ReturnType<typeof readingSummary> & { readMsMean: number | null };
+  readingOnLabels?: ReturnType<typeof readingSummary>;
 }
 
 const TASKS: Record<EvalTask, { features: string[]; type: ObjectType }> = {
@@ -227,6 +234,10 @@ export async function runEval(args: EvalArgs, deps: EvalDeps = {}): Promise<Eval
   const detectMs: number[] = [];
   const rows: PerImageRow[] = [];
   let counts: EvalCounts = emptyCounts();
+  let reading = emptyReading();
+  let readingOnLabels = emptyReading();
+  const readMs: number[] = [];
+  const readPlate = args.task === "plates" && !deps.detectImage ? (await import("@/server/vision/plate-read")).readPlate : null;
   const t0 = performance.now();
   let tAfterFirst: number | null = null;
 
@@ -247,6 +258,17 @@ export async function runEval(args: EvalArgs, deps: EvalDeps = {}): Promise<Eval
     detectMs.push(tend - tdet);
     if (tAfterFirst === null) tAfterFirst = tend;
 
+    if (readPlate) {
+      for (const g of gt) {
+        if (g.ignore || !g.text) continue;
+        const best = dets.reduce<Detection | null>((b, d) => (iou(d.box, g.box) > (b ? iou(b.box, g.box) : 0) ? d : b), null);
+        const tr = performance.now();
+        const read = best ? (await readPlate(image, best.box)).text : "";
+        readMs.push(performance.now() - tr);
+        reading = addReading(reading, read, g.text);
+        readingOnLabels = addReading(readingOnLabels, (await readPlate(image, g.box)).text, g.text);
+      }
+    }
     const c = evaluateImage(gt, dets, { minCoverage: args.minCoverage, minHeight: args.minHeight });
     counts = addCounts(counts, c);
     if (args.perImage) {
@@ -294,12 +316,22 @@ export async function runEval(args: EvalArgs, deps: EvalDeps = {}): Promise<Eval
       firstDetectMs: round(detectMs[0] ?? null, 1),
     },
     ...(args.perImage ? { perImage: rows } : {}),
+    ...(readPlate
+      ? {
+          reading: { ...roundReading(readingSummary(reading)), readMsMean: round(mean(readMs), 1) },
+          readingOnLabels: roundReading(readingSummary(readingOnLabels)),
+        }
+      : {}),
   };
   if (args.json) {
     await fs.promises.mkdir(path.dirname(path.resolve(args.json)), { recursive: true });
     await fs.promises.writeFile(args.json, JSON.stringify(report, null, 2) + "\n");
   }
   return report;
+}
+
+function roundReading(r: ReturnType<typeof readingSummary>): ReturnType<typeof readingSummary> {
+  return { plates: r.plates, exactAccuracy: round(r.exactAccuracy), charAccuracy: round(r.charAccuracy) };
 }
 
 async function main(argv: string[]): Promise<number> {

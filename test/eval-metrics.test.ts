@@ -14,7 +14,7 @@ import {
   parseWiderBbx,
   resolveImagePath,
 } from "@/bench/eval/labels";
-import { addCounts, emptyCounts, evaluate, evaluateImage, matchGt, sizeBucket, summarize } from "@/bench/eval/metrics";
+import { addCounts, addReading, editDistance, emptyCounts, emptyReading, evaluate, evaluateImage, matchGt, readingSummary, sizeBucket, summarize } from "@/bench/eval/metrics";
 import { parseArgs, runEval, UsageError, type DetectImageFn } from "@/bench/eval";
 import type { Detection } from "@/server/vision/types";
 
@@ -267,5 +267,22 @@ describe("eval CLI", () => {
       log: () => {},
     });
     expect(every).toMatchObject({ images: 1, gt: 1, found: 1 });
+  });
+});
+
+describe("plate string metrics", () => {
+  it("counts exact strings and character accuracy by edit distance", () => {
+    expect(editDistance("KC44Z3X", "KC4Z3X")).toBe(1);
+    expect(editDistance("", "ABC")).toBe(3);
+    expect(editDistance("OSC719", "0SG719")).toBe(2);
+    let c = emptyReading();
+    c = addReading(c, "7KQP284", "7KQP284");
+    c = addReading(c, "7KQ", "7KQP284"); // 4 missing: 3 of 7 right
+    c = addReading(c, "", "AB");
+    const s = readingSummary(c);
+    expect(s.plates).toBe(3);
+    expect(s.exactAccuracy).toBeCloseTo(1 / 3);
+    expect(s.charAccuracy).toBeCloseTo((7 + 3 + 0) / 16);
+    expect(readingSummary(emptyReading())).toEqual({ plates: 0, exactAccuracy: null, charAccuracy: null });
   });
 });

@@ -207,3 +207,32 @@ export function evaluate(
   for (const im of images) total = addCounts(total, evaluateImage(im.gt, im.detections, opts));
   return summarize(total);
 }
+
+/** Levenshtein distance of two strings (insertions, deletions, substitutions cost 1). */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** Plate strings read against the labels: exact matches and character accuracy (1 - edits / label length, at least 0). */
+export interface ReadingCounts {
+  plates: number;
+  exact: number;
+  chars: number;
+  charsRight: number;
+}
+
+export const emptyReading = (): ReadingCounts => ({ plates: 0, exact: 0, chars: 0, charsRight: 0 });
+
+export function addReading(c: ReadingCounts, read: string, truth: string): ReadingCounts {
+  return { plates: c.plates + 1, exact: c.exact + (read === truth ? 1 : 0), chars: c.chars + truth.length, charsRight: c.charsRight + Math.max(0, truth.length - editDistance(read, truth)) };
+}
+
+export function readingSummary(c: ReadingCounts): { plates: number; exactAccuracy: number | null; charAccuracy: number | null } {
+  return { plates: c.plates, exactAccuracy: c.plates ? c.exact / c.plates : null, charAccuracy: c.chars ? c.charsRight / c.chars : null };
+}
