@@ -231,10 +231,13 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
     await drag(page, 40, 250, 100, 310);
     await expect.poll(() => page.locator("[data-track]").count(), { timeout: 10_000 }).toBe(rows + 1);
     await page.keyboard.press(" ");
-    for (let i = 0; i <= 20; i++) {
-      const p = await screenPoint(page, 80 + i * 12, 280);
+    // move right while it plays, until at least 10 frames went by (a loaded machine starts slowly)
+    const until = Date.now() + 15_000;
+    for (let i = 0; Date.now() < until; i++) {
+      const p = await screenPoint(page, Math.min(500, 80 + i * 8), 280);
       await page.mouse.move(p.x, p.y);
       await page.waitForTimeout(40);
+      if (Number(await frameNow()) >= 24 && i >= 20) break;
     }
     await page.keyboard.press(" ");
     await page.click("button:has-text('Save')");

@@ -89,8 +89,11 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
       const v = video;
       const onVideoFrame = (_now: number, meta: VideoFrameCallbackMetadata) => {
         cb.current.onFrame(Math.min(cb.current.frameCount - 1, frameOf(meta.mediaTime, cb.current.fps)));
+        paintPreview.current();
         handle = v.requestVideoFrameCallback(onVideoFrame);
       };
+      v.addEventListener("loadeddata", () => paintPreview.current());
+      v.addEventListener("seeked", () => paintPreview.current());
       handle = v.requestVideoFrameCallback(onVideoFrame);
     });
     player.on("play", () => cb.current.onPlaying(true));
@@ -142,8 +145,10 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
 
   const active = useMemo(() => activeAt(p.tracks, p.frame), [p.tracks, p.frame]);
 
-  // the style preview, painted from the video frame under each box
-  useEffect(() => {
+  // the style preview, painted from the video frame under each box: when the boxes or the style
+  // change, and whenever the video presents a frame (after a seek the picture arrives later)
+  const paintPreview = useRef<() => void>(() => undefined);
+  paintPreview.current = () => {
     const c = previewRef.current;
     const video = videoRef.current;
     if (!c) return;
@@ -184,7 +189,8 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
       }
       ctx.restore();
     }
-  }, [active, p.frame, p.preview, scale, p.width, p.height, dw, dh]);
+  };
+  useEffect(() => paintPreview.current(), [active, p.frame, p.preview, scale, p.width, p.height, dw, dh]);
 
   // the transformer follows the selected box
   useEffect(() => {
