@@ -6,9 +6,11 @@
  * Connecting and receiving the response headers each have 30 s. http(s) URLs cannot be written or listed.
  */
 import { Transform } from "node:stream";
-import { Agent, interceptors, request, type Dispatcher } from "undici";
+import net from "node:net";
+import { Agent, buildConnector, interceptors, request, type Dispatcher } from "undici";
 import { ObscuraError, isObscuraError } from "@/lib/errors";
 import { redactUri } from "@/lib/storage-uri";
+import { checkAddress, denyPolicy, guardedLookup } from "./address-policy";
 import { cancelled, isAbortError, streamToFile } from "./file";
 import type { Backend, TransferOptions } from "./index";
 
@@ -21,20 +23,20 @@ export const httpBackend: Backend<HttpLoc> = {
   async download(loc, destPath, opts) {
     return fetchUrl(loc.url, {}, opts, async (res, limits, signal) => {
       const total = contentLength(res);
-      if (total !== undefined && total > limits.maxBytes) throw tooLarge(loc.url, limits.maxBytes);
-      const bytes = await streamToFile(res.body, destPath, { ...opts, signal }, total, [sizeLimit(loc.url, limits.maxBytes)]);
+      if (total !== undefined && total > limits.maxBytes) throw tooLarge(loc.url, limits);
+      const bytes = await streamToFile(res.body, destPath, { ...opts, signal }, total, [sizeLimit(loc.url, limits)]);
       return { bytes };
     });
   },
   async read(loc, opts) {
     return fetchUrl(loc.url, {}, opts, async (res, limits) => {
       const total = contentLength(res);
-      if (total !== undefined && total > limits.maxBytes) throw tooLarge(loc.url, limits.maxBytes);
+      if (total !== undefined && total > limits.maxBytes) throw tooLarge(loc.url, limits);
       const chunks: Buffer[] = [];
       let bytes = 0;
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         bytes += chunk.length;
-        if (bytes > limits.maxBytes) throw tooLarge(loc.url, limits.maxBytes);
+        if (bytes > limits.maxBytes) throw tooLarge(loc.url, limits);
         chunks.push(chunk);
         opts.onProgress?.(bytes, total);
       }
@@ -69,12 +71,16 @@ export const httpBackend: Backend<HttpLoc> = {
 
 interface Limits {
   maxBytes: number;
+  /** What sets maxBytes, for the error message. */
+  limitName: string;
   timeoutSeconds: number;
 }
 
-function limitsFromEnv(): Limits {
+function limitsFromEnv(opts: TransferOptions = {}): Limits {
+  const env = positiveNumber(process.env.OBSCURA_HTTP_MAX_BYTES, 21_474_836_480);
   return {
-    maxBytes: positiveNumber(process.env.OBSCURA_HTTP_MAX_BYTES, 21_474_836_480),
+    maxBytes: opts.maxBytes !== undefined ? Math.min(env, opts.maxBytes) : env,
+    limitName: opts.maxBytes !== undefined && opts.maxBytes < env ? (opts.limitName ?? "the request's limit") : "OBSCURA_HTTP_MAX_BYTES",
     timeoutSeconds: Math.min(positiveNumber(process.env.OBSCURA_HTTP_TIMEOUT_SECONDS, 3600), 2_147_483), // timer limit (~24.8 days)
   };
 }
@@ -93,11 +99,25 @@ async function fetchUrl<T>(
   opts: TransferOptions,
   use: (res: Dispatcher.ResponseData, limits: Limits, signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const limits = limitsFromEnv();
+  const limits = limitsFromEnv(opts);
   const deadline = AbortSignal.timeout(limits.timeoutSeconds * 1000);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+  // Every connection (redirects too) is checked against OBSCURA_HTTP_DENY: names by their DNS
+  // answers, literal IP hosts directly.
+  const policy = denyPolicy();
+  const connector = buildConnector({ timeout: CONNECT_TIMEOUT_MS, lookup: guardedLookup(policy), ...(opts.ignoreCertificateErrors ? { rejectUnauthorized: false } : {}) } as buildConnector.BuildOptions);
   const agent = new Agent({
-    connect: { timeout: CONNECT_TIMEOUT_MS, ...(opts.ignoreCertificateErrors ? { rejectUnauthorized: false } : {}) },
+    connect: (o, cb) => {
+      const host = o.hostname.replace(/^\[|\]$/g, "");
+      if (net.isIP(host)) {
+        try {
+          checkAddress(host, host, policy);
+        } catch (e) {
+          return cb(e as Error, null);
+        }
+      }
+      return connector(o, cb);
+    },
     headersTimeout: CONNECT_TIMEOUT_MS,
   });
   try {
@@ -153,18 +173,18 @@ function networkError(e: unknown, url: string, opts: TransferOptions): ObscuraEr
 }
 
 /** A pass-through that fails with RESOURCE_EXHAUSTED once more than `max` bytes went through. */
-function sizeLimit(url: string, max: number): Transform {
+function sizeLimit(url: string, limits: Limits): Transform {
   let seen = 0;
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
       seen += chunk.length;
-      cb(seen > max ? tooLarge(url, max) : null, chunk);
+      cb(seen > limits.maxBytes ? tooLarge(url, limits) : null, chunk);
     },
   });
 }
 
-function tooLarge(url: string, max: number): ObscuraError {
-  return new ObscuraError("RESOURCE_EXHAUSTED", `${redactUri(url)} is larger than the limit of ${max} bytes (OBSCURA_HTTP_MAX_BYTES)`);
+function tooLarge(url: string, limits: Limits): ObscuraError {
+  return new ObscuraError("RESOURCE_EXHAUSTED", `${redactUri(url)} is larger than the limit of ${limits.maxBytes} bytes (${limits.limitName})`);
 }
 
 function notBucket(url: string): ObscuraError {

@@ -39,6 +39,9 @@ export interface TransferOptions {
   ignoreCertificateErrors?: boolean;
   /** Bytes moved so far (cumulative over all files for prefix operations) and the total when known. */
   onProgress?: (bytes: number, total?: number) => void;
+  /** http(s) reads: a lower size limit than OBSCURA_HTTP_MAX_BYTES, and the name the error gives it. */
+  maxBytes?: number;
+  limitName?: string;
 }
 export type UploadOptions = TransferOptions & { contentType?: string };
 export interface WriteOptions {

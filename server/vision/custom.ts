@@ -72,7 +72,7 @@ const classSchema = z.preprocess(
   ),
 );
 
-const inputSchema = z.strictObject(
+export const inputSchema = z.strictObject(
   {
     name: tensorName.optional(),
     width: side,
@@ -119,6 +119,8 @@ function manifestSchema(featureTypes: FeatureTypes) {
     .strictObject(
       {
         name,
+        /** Other tasks (a vehicle make/model classifier) have their own manifests and loaders. */
+        task: z.literal("detect", { error: 'must be "detect" here' }).optional(),
         description: z.string({ error: "must be a string" }).max(500, { error: "must be at most 500 characters" }).optional(),
         model: z.string({ error: "must be the ONNX file's path (relative to the manifest)" }).min(1, { error: "must not be empty" }),
         features: z
@@ -839,6 +841,7 @@ function load(dir: string | null, opts: LoadOptions): Registry {
   const taken = new Map<string, string>();
   for (const f of files) {
     const file = path.join(dir, f);
+    if (manifestTask(file) !== "detect") continue; // another loader's (server/vehicle/make-model.ts)
     try {
       const e = loadManifest(file, opts, taken);
       taken.set(e.name, f);
@@ -863,6 +866,16 @@ function load(dir: string | null, opts: LoadOptions): Registry {
     }
   }
   return reg;
+}
+
+/** The `task` a manifest declares ("detect" when absent or unreadable: the detector loader reports the problem). */
+export function manifestTask(file: string): string {
+  try {
+    const j = JSON.parse(fs.readFileSync(file, "utf8")) as { task?: unknown };
+    return typeof j?.task === "string" ? j.task : "detect";
+  } catch {
+    return "detect";
+  }
 }
 
 function registry(opts: LoadOptions): Registry {

@@ -23,12 +23,20 @@ const HEIGHT = 48;
 const MAX_WIDTH = 320;
 export const PLATE_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
+/** One character read: the best candidate, its probability and the runners-up at the same place. */
+export interface PlateChar {
+  char: string;
+  confidence: number;
+  /** The most likely characters at this place, best first (the first is `char`). */
+  alternatives: Array<[string, number]>;
+}
+
 export interface PlateReading {
   /** The characters read, A-Z and 0-9 only. */
   text: string;
   /** Mean of the characters' probabilities (0 for an empty string). */
   confidence: number;
-  chars: Array<{ char: string; confidence: number }>;
+  chars: PlateChar[];
   /** The text line that was read, in image pixels. */
   line: TextBox | null;
 }
@@ -48,8 +56,8 @@ function charIndex(): Map<string, number> {
  * Greedy CTC over `probs` (T x C, row-major), allowing only `allowed` (class index -> char):
  * per step the best of blank and the allowed classes; repeats merged, blanks dropped.
  */
-export function ctcDecode(probs: Float32Array, steps: number, classes: number, allowed: Map<number, string>): Array<{ char: string; confidence: number }> {
-  const out: Array<{ char: string; confidence: number }> = [];
+export function ctcDecode(probs: Float32Array, steps: number, classes: number, allowed: Map<number, string>, keep = ALTERNATIVES): PlateChar[] {
+  const out: PlateChar[] = [];
   let prev = -1;
   for (let t = 0; t < steps; t++) {
     const row = t * classes;
@@ -62,11 +70,29 @@ export function ctcDecode(probs: Float32Array, steps: number, classes: number, a
         best = idx;
       }
     }
-    if (best !== 0 && best !== prev) out.push({ char: allowed.get(best)!, confidence: bestP });
-    else if (best !== 0 && best === prev) out[out.length - 1]!.confidence = Math.max(out[out.length - 1]!.confidence, bestP);
+    if (best === 0) {
+      prev = 0;
+      continue;
+    }
+    const last = out[out.length - 1];
+    if (best !== prev) out.push({ char: allowed.get(best)!, confidence: bestP, alternatives: alternativesAt(probs, row, allowed, keep) });
+    else if (last && bestP > last.confidence) {
+      last.confidence = bestP;
+      last.alternatives = alternativesAt(probs, row, allowed, keep);
+    }
     prev = best;
   }
   return out;
+}
+
+/** How many candidates each character keeps (region rules choose among them). */
+export const ALTERNATIVES = 4;
+
+/** The `keep` most likely allowed characters of one time step, best first. */
+function alternativesAt(probs: Float32Array, row: number, allowed: Map<number, string>, keep: number): Array<[string, number]> {
+  const all: Array<[string, number]> = [];
+  for (const [idx, ch] of allowed) all.push([ch, probs[row + idx]!]);
+  return all.sort((a, b) => b[1] - a[1]).slice(0, keep);
 }
 
 /**
@@ -109,7 +135,7 @@ export function rectify(image: RgbImage, quad: readonly [Point, Point, Point, Po
 }
 
 /** Reads one rectified strip (48 px high) with the recognition network. */
-export async function readStrip(strip: RgbImage, charset = PLATE_CHARSET): Promise<Array<{ char: string; confidence: number }>> {
+export async function readStrip(strip: RgbImage, charset = PLATE_CHARSET): Promise<PlateChar[]> {
   if (strip.height !== HEIGHT) throw new ObscuraError("INTERNAL", `a text strip must be ${HEIGHT} px high, not ${strip.height}`);
   const n = strip.width * strip.height;
   const input = new Float32Array(3 * n);
@@ -137,7 +163,12 @@ export async function readStrip(strip: RgbImage, charset = PLATE_CHARSET): Promi
  * Reads the plate inside `region` (image pixels, e.g. a plate detection): finds its text lines,
  * takes the tallest (the registration) and reads it. An empty reading when no line is found.
  */
-export async function readPlate(image: RgbImage, region: { x: number; y: number; width: number; height: number }, charset = PLATE_CHARSET): Promise<PlateReading> {
+export async function readPlate(
+  image: RgbImage,
+  region: { x: number; y: number; width: number; height: number },
+  charset = PLATE_CHARSET,
+  opts: { rectify?: boolean } = {},
+): Promise<PlateReading> {
   // a margin around the region, cropped out and scaled so the plate is ~200 px wide for the detector
   const mx = region.width * 0.15;
   const my = region.height * 0.3;
@@ -146,7 +177,8 @@ export async function readPlate(image: RgbImage, region: { x: number; y: number;
   const x1 = Math.min(image.width, Math.ceil(region.x + region.width + mx));
   const y1 = Math.min(image.height, Math.ceil(region.y + region.height + my));
   const crop = cropRgb(image, x0, y0, x1 - x0, y1 - y0);
-  const lines = await detectText(crop, { scale: Math.max(1, Math.min(4, 240 / Math.max(1, crop.width))), maxSide: 960 });
+  // rectify: false reads the region as it is, without looking for its text line (rectifyLicensePlates)
+  const lines = opts.rectify === false ? [] : await detectText(crop, { scale: Math.max(1, Math.min(4, 240 / Math.max(1, crop.width))), maxSide: 960 });
   const tall = (t: TextBox) => Math.hypot(t.quad[3][0] - t.quad[0][0], t.quad[3][1] - t.quad[0][1]);
   const line = [...lines].sort((a, b) => tall(b) - tall(a))[0];
   if (!line) {

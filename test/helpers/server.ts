@@ -95,6 +95,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Tes
     OBSCURA_API_TOKEN: TOKEN,
     OBSCURA_SUPERVISE_INTERVAL_SECONDS: "2",
     OBSCURA_WEBHOOK_PROGRESS_SECONDS: "1",
+    // the vehicle models load on the first vehicle request, not at every test server's start
+    OBSCURA_VEHICLE_WARMUP: "lazy",
     ...env,
   });
   await p.waitFor(/Obscura listening/, 240_000);

@@ -1,0 +1,5 @@
+import { vehicleHealth } from "@/server/vehicle/http";
+
+export const dynamic = "force-dynamic";
+
+export const GET = vehicleHealth;
