@@ -115,27 +115,42 @@ async function findPlates(image: RgbImage, req: AnalyzeRequest): Promise<PlateRe
   const candidates = (await detector.detect(image, { threshold: PLATE_CANDIDATE_SCORE })).slice(0, MAX_PLATE_CANDIDATES);
   const out: PlateResult[] = [];
   for (const c of candidates) {
-    const skipReading = Boolean(p.lpStringDummyValue && p.lpRegionDummyValue);
-    const reading = skipReading ? null : await readPlate(image, c.box, undefined, { rectify: p.rectifyLicensePlates });
-    const chars: PlateChar[] = (reading?.chars ?? []).filter((ch) => ch.confidence >= p.lptSingleCharThreshold);
-    const choice = chooseRegion(chars, req.group);
-    let text = choice.text;
-    let textScore = stringScore(chars, p.lptStringScoring);
-    if (p.lpStringDummyValue) {
-      text = p.lpStringDummyValue;
-      textScore = 1;
-    } else if (text.length < p.lptMinCharacters || text.length > p.lptMaxCharacters) continue;
-    // Letters only and no format of the group fits: a state name, a dealer's or a slogan, not a plate.
-    else if (!choice.matched && !/[0-9]/.test(text)) continue;
-    const score = p.lptWeightDetScore * c.score + (1 - p.lptWeightDetScore) * textScore;
+    const r = await readCandidate(image, c.box, p, req.group);
+    if (!r) continue;
+    const score = p.lptWeightDetScore * c.score + (1 - p.lptWeightDetScore) * r.textScore;
     if (!p.lpStringDummyValue && score < p.lptMinConfidence) continue;
-    const region = p.lpRegionDummyValue ? { value: p.lpRegionDummyValue, score: 1 } : { value: choice.region, score: choice.score };
-    const quad = reading?.line ? plateQuad(reading.line.quad) : boxQuad(c.box);
-    out.push({ box: c.box, quad, detectionScore: c.score, text, textScore, region: region.value, regionScore: region.score, score, vehicle: null });
+    out.push({ box: c.box, quad: r.quad ?? boxQuad(c.box), detectionScore: c.score, text: r.text, textScore: r.textScore, region: r.region, regionScore: r.regionScore, score, vehicle: null });
   }
   // One plate read twice (a line and its joined fragments): the better reading stays.
   out.sort((a, b) => b.score - a.score);
   return out.filter((pl, i) => !out.slice(0, i).some((q) => iou(q.box, pl.box) > 0.3 || coverage(pl.box, q.box) > 0.7));
+}
+
+/**
+ * Reads one plate region under the parameters: the string (region rules applied), its score, the
+ * region and the plate's corners; null when the reading breaks the character-count or letters-only
+ * rules (not a plate). lptMinConfidence is left to the caller (it may weigh in the detection).
+ */
+export async function readCandidate(
+  image: RgbImage,
+  box: Box,
+  p: VehicleParams,
+  group: CompiledGroup,
+): Promise<{ text: string; textScore: number; region: string; regionScore: number; quad: Quad | null } | null> {
+  const skipReading = Boolean(p.lpStringDummyValue && p.lpRegionDummyValue);
+  const reading = skipReading ? null : await readPlate(image, box, undefined, { rectify: p.rectifyLicensePlates });
+  const chars: PlateChar[] = (reading?.chars ?? []).filter((ch) => ch.confidence >= p.lptSingleCharThreshold);
+  const choice = chooseRegion(chars, group);
+  let text = choice.text;
+  let textScore = stringScore(chars, p.lptStringScoring);
+  if (p.lpStringDummyValue) {
+    text = p.lpStringDummyValue;
+    textScore = 1;
+  } else if (text.length < p.lptMinCharacters || text.length > p.lptMaxCharacters) return null;
+  // Letters only and no format of the group fits: a state name, a dealer's or a slogan, not a plate.
+  else if (!choice.matched && !/[0-9]/.test(text)) return null;
+  const region = p.lpRegionDummyValue ? { value: p.lpRegionDummyValue, score: 1 } : { value: choice.region, score: choice.score };
+  return { text, textScore, region: region.value, regionScore: region.score, quad: reading?.line ? plateQuad(reading.line.quad) : null };
 }
 
 /** The string's score from its characters' probabilities. */

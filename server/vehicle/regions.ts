@@ -16,6 +16,7 @@
  * times its prior; `region.score` is the region's share of the group's total (an honest posterior:
  * a string that fits twelve states equally gets at most about 1/12 unless the priors say more).
  * A string no pattern fits keeps its reading and gets the group's fallback region with score 0.
+ * A group may write some characters as others (`normalize`: the us group writes O as 0).
  */
 import fs from "node:fs";
 import { z } from "zod";
@@ -37,6 +38,11 @@ export interface RegionGroup {
   /** The region reported when no pattern fits (e.g. "US"). */
   fallback: string;
   regions: RegionDef[];
+  /**
+   * Characters written as another in the reported string, after the patterns chose: the us group
+   * writes the letter O as the digit 0, one glyph on most US plates (several states issue no O).
+   */
+  normalize?: Record<string, string>;
 }
 
 /** One pattern compiled: the set of characters allowed at each position. */
@@ -100,42 +106,73 @@ export interface RegionChoice {
 export interface CompiledGroup {
   fallback: string;
   regions: Array<{ name: string; prior: number; patterns: CompiledPattern[] }>;
+  normalize: Record<string, string>;
 }
 
 export function compileGroup(g: RegionGroup): CompiledGroup {
+  const normalize = g.normalize ?? {};
+  // A place that allows a character allows the ones written the same (O where 0 may stand, in us).
+  const widen = (set: string) => {
+    let out = set;
+    for (const [from, to] of Object.entries(normalize)) {
+      if (out.includes(from) && !out.includes(to)) out += to;
+      if (out.includes(to) && !out.includes(from)) out += from;
+    }
+    return out;
+  };
   return {
     fallback: g.fallback,
-    regions: g.regions.map((r) => ({ name: r.name, prior: r.prior ?? 1, patterns: r.patterns.map(compilePattern) })),
+    regions: g.regions.map((r) => ({ name: r.name, prior: r.prior ?? 1, patterns: r.patterns.map((p) => compilePattern(p).map(widen)) })),
+    normalize,
   };
 }
 
+const normalized = (text: string, map: Record<string, string>) => [...text].map((c) => map[c] ?? c).join("");
+
 /**
  * Chooses the region and the string. A fit is accepted only when forcing the reading into the
- * pattern costs at most `maxForce` in log-likelihood (default: each forced character had at least
- * ~1/50 of the winner's probability), so a clear reading is never rewritten into a format it is not.
+ * pattern costs at most `maxForce` in log-likelihood (MAX_FORCE: the forced characters had at
+ * least ~1/55 of the winners' probability), so a clear reading is never rewritten into a format
+ * it is not. An unsure character (< DROP_BELOW) may be left out when that makes the reading fit.
  */
-export function chooseRegion(chars: readonly PlateChar[], group: CompiledGroup, maxForce = Math.log(50)): RegionChoice {
+export function chooseRegion(chars: readonly PlateChar[], group: CompiledGroup, maxForce = MAX_FORCE): RegionChoice {
   const raw = chars.map((c) => c.char).join("");
+  // The reading as it is, and without one unsure character (a bolt, a sticker, a stroke read twice)
+  const readings: Array<{ chars: readonly PlateChar[]; cost: number }> = [{ chars, cost: 0 }];
+  chars.forEach((c, i) => {
+    if (c.confidence < DROP_BELOW) readings.push({ chars: chars.filter((_, j) => j !== i), cost: DROP_COST });
+  });
   let total = 0;
   let best: { name: string; w: number; text: string } | null = null;
   for (const r of group.regions) {
     let top: { text: string; logRatio: number } | null = null;
     for (const p of r.patterns) {
-      const f = fitPattern(chars, p);
-      if (f && f.logRatio >= -maxForce && (!top || f.logRatio > top.logRatio)) top = f;
+      for (const h of readings) {
+        const f = fitPattern(h.chars, p);
+        if (!f) continue;
+        const lr = f.logRatio - h.cost;
+        if (lr >= -maxForce && (!top || lr > top.logRatio)) top = { text: f.text, logRatio: lr };
+      }
     }
     if (!top) continue;
     const w = r.prior * Math.exp(top.logRatio);
     total += w;
     if (!best || w > best.w) best = { name: r.name, w, text: top.text };
   }
-  if (!best || total <= 0) return { text: raw, region: group.fallback, score: 0, matched: false };
-  return { text: best.text, region: best.name, score: best.w / total, matched: true };
+  if (!best || total <= 0) return { text: normalized(raw, group.normalize), region: group.fallback, score: 0, matched: false };
+  return { text: normalized(best.text, group.normalize), region: best.name, score: best.w / total, matched: true };
 }
+
+/** Forcing a reading into a pattern may cost at most this much log-likelihood (about 1/55). */
+export const MAX_FORCE = 4;
+/** Characters read with less probability than this may be left out to fit a pattern... */
+export const DROP_BELOW = 0.5;
+/** ...at this cost in log-likelihood (a fit that needs no dropping is preferred). */
+export const DROP_COST = 1.5;
 
 /** Merges groups into one (the legacy `/v2/vehicle` path answers over both us and eu). */
 export function unionGroups(fallback: string, ...groups: CompiledGroup[]): CompiledGroup {
-  return { fallback, regions: groups.flatMap((g) => g.regions) };
+  return { fallback, regions: groups.flatMap((g) => g.regions), normalize: {} };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -144,6 +181,7 @@ export function unionGroups(fallback: string, ...groups: CompiledGroup[]): Compi
 
 const US: RegionGroup = {
   fallback: "US",
+  normalize: { O: "0" },
   regions: [
     { name: "US-CA", prior: 11.5, patterns: ["#@@@###"] },
     { name: "US-TX", prior: 8.5, patterns: ["@@@####", "@@#-@###", "###-@@@"] },
@@ -262,6 +300,7 @@ export const definitionsSchema = z.strictObject(
       z.strictObject({
         fallback: z.string({ error: "must be a string" }).min(1).max(64).optional(),
         extends: z.array(z.string()).optional(),
+        normalize: z.record(z.string().regex(/^[A-Z0-9]$/, { error: "keys are single characters A-Z or 0-9" }), z.string().regex(/^[A-Z0-9]$/, { error: "must be a single character A-Z or 0-9" })).optional(),
         regions: z.array(regionSchema, { error: "must be an array of regions" }).default([]),
       }),
       { error: 'must map group names to {"regions": [...]}' },
@@ -297,7 +336,8 @@ export function loadGroups(definitionsFile: string | null): Record<string, Regio
     });
     const regions = [...inherited, ...g.regions];
     if (!regions.length) throw new ObscuraError("INVALID_ARGUMENT", `lptFilterDefinitions ${definitionsFile}: groups.${name} has no regions (give regions or extends)`);
-    groups[name] = { fallback: g.fallback ?? name.toUpperCase(), regions };
+    const normalize = { ...Object.assign({}, ...(g.extends ?? []).map((e) => groups[e]!.normalize ?? {})), ...(g.normalize ?? {}) };
+    groups[name] = { fallback: g.fallback ?? name.toUpperCase(), regions, normalize };
   }
   return groups;
 }

@@ -189,11 +189,12 @@ export async function readPlate(
     const chars = trimEdges(await readStrip(rectify(crop, q), charset));
     return { text: chars.map((ch) => ch.char).join(""), confidence: meanConfidence(chars), chars, line: null };
   }
-  // grow the line a little along and across: the detector's quad can clip the first/last stroke
+  // The detector's own quad reads best on plates-us (exact 0.73 with the labelled boxes); growing it
+  // 4% along and 8% across read 0.68, 25% across 0.56: margins let frame edges and bolts in.
   const [a, b, c, d] = line.quad;
   const grow = (p: Point, q: Point, k: number): Point => [p[0] + (p[0] - q[0]) * k, p[1] + (p[1] - q[1]) * k];
-  const along = 0.04;
-  const across = 0.08;
+  const along = 0;
+  const across = 0;
   const q: [Point, Point, Point, Point] = [grow(grow(a, b, along), d, across), grow(grow(b, a, along), c, across), grow(grow(c, d, along), b, across), grow(grow(d, c, along), a, across)];
   const chars = trimEdges(await readStrip(rectify(crop, q), charset));
   const shift = (t: TextBox): TextBox => ({ ...t, box: { ...t.box, x: t.box.x + x0, y: t.box.y + y0 }, quad: t.quad.map(([px, py]) => [px + x0, py + y0]) as TextBox["quad"] });
