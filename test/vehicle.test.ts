@@ -160,6 +160,25 @@ describe("analysis of drawn cars (real models)", () => {
     expect((await analyzeImage(bare, { vehicles: true, plates: true, params: defaults({ lptSkipCarsWithoutLPs: true }), group: US, groupName: "us" })).vehicles).toEqual([]);
   });
 
+  it("draws what the v11 API answers for a drawn car (docs/img/vehicle-annotate.png with OBSCURA_DOCS_SCREENSHOTS=1)", async () => {
+    const png = await carPng("#c0392b", "4KPM219");
+    const image = await rgb(png);
+    const a = await analyzeImage(image, { vehicles: true, plates: true, params: defaults(), group: US, groupName: "us" });
+    const r = v11Annotations({ ...a, locale: "us" }, 0, { vehicles: true, plates: true, maxVehicles: Infinity, maxPlates: Infinity }) as { vehicleAnnotations: any[]; licenseplateAnnotations: any[] };
+    const poly = (p: { boundingPoly: { vertices: Array<{ x: number; y: number }> } }) => p.boundingPoly.vertices.map((v) => `${v.x},${v.y}`).join(" ");
+    const label = (x: number, y: number, text: string, color: string) =>
+      `<rect x="${x}" y="${y - 17}" width="${text.length * 7.4 + 8}" height="20" fill="${color}"/><text x="${x + 4}" y="${y - 3}" font-family="DejaVu Sans Mono" font-size="12" fill="#fff">${text}</text>`;
+    const v = r.vehicleAnnotations[0];
+    const p = r.licenseplateAnnotations[0];
+    const overlay = `<svg xmlns="http://www.w3.org/2000/svg" width="${image.width}" height="${image.height}">
+<polygon points="${poly(v)}" fill="none" stroke="#00e5ff" stroke-width="3"/>${label(v.boundingPoly.vertices[0].x, v.boundingPoly.vertices[0].y, `${v.description} ${v.score} · ${v.color.value} ${v.color.score}`, "#007c8a")}
+<polygon points="${poly(p)}" fill="none" stroke="#ffd400" stroke-width="3"/>${label(p.boundingPoly.vertices[3].x, p.boundingPoly.vertices[3].y + 22, `${p.string.value} ${p.string.score} · ${p.region.value} ${p.region.score}`, "#8a6d00")}
+</svg>`;
+    const out = await sharp(png).composite([{ input: Buffer.from(overlay) }]).png().toBuffer();
+    expect(out.length).toBeGreaterThan(1000);
+    if (process.env.OBSCURA_DOCS_SCREENSHOTS) fs.writeFileSync(path.join(process.cwd(), "docs", "img", "vehicle-annotate.png"), out);
+  });
+
   it("pairs each plate with its own car", async () => {
     const a = await analyzeImage(await rgb(await twoCarsPng(["#c0392b", "4KPM219"], ["#f4f4f4", "8TRX552"])), { vehicles: true, plates: true, params: defaults({ detectionMinConfidence: 0.1 }), group: US, groupName: "us" });
     expect(a.vehicles).toHaveLength(2);
