@@ -260,8 +260,10 @@ describe("OpenAPI", () => {
     const doc = await r.json();
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(["/api/v1/videos:process", "/api/v1/images:process", "/api/v1/projects/{projectId}/locations/{locationId}/operations/{operationId}"]),
+      expect.arrayContaining(["/api/v1/videos:process", "/api/v1/images:process", "/api/v1/projects/{projectId}/locations/{locationId}/operations/{operationId}", "/v11/images:annotate", "/v2/vehicle/{group}"]),
     );
+    expect(doc.components.securitySchemes.apiKey).toEqual({ type: "apiKey", in: "header", name: "X-API-Key" });
+    expect(doc.components.schemas.AnnotateRequest.required).toEqual(["requests"]);
     const v = doc.components.schemas.VideoProcessRequest;
     expect(v.required).toEqual(expect.arrayContaining(["inputUri", "features"]));
     expect(v.additionalProperties).toBe(false);

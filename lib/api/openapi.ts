@@ -8,6 +8,7 @@ import { apiSchemas } from "./registry";
 import "./video";
 import "./image";
 import "./operation";
+import { vehiclePaths, vehicleSchemas } from "./vehicle-openapi";
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
@@ -48,14 +49,14 @@ export function openApiDocument(): Record<string, unknown> {
   cached = {
     openapi: "3.1.0",
     info: {
-      title: "Obscura redaction API",
+      title: "Obscura API",
       version: "1.0.0",
       description:
-        "Asynchronous redaction of video and images. Every call carries `Authorization: Bearer <token>`. Errors: docs/errors.md; webhooks: docs/webhooks.md; state layout: docs/state.md.",
+        "Asynchronous redaction of video and images (every call carries `Authorization: Bearer <token>`; errors: docs/errors.md; webhooks: docs/webhooks.md; state layout: docs/state.md), and the vehicle and licence-plate annotation API (`X-API-Key`; docs/vehicle-api.md).",
     },
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],
-    tags: [{ name: "Processing" }, { name: "Operations" }],
+    tags: [{ name: "Processing" }, { name: "Operations" }, { name: "Vehicles", description: "docs/vehicle-api.md: X-API-Key on the main port" }],
     paths: {
       "/api/v1/videos:process": { post: process("video") },
       "/api/v1/images:process": { post: process("image") },
@@ -86,8 +87,9 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      ...vehiclePaths(errorResponse),
     },
-    components: { schemas, securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    components: { schemas: { ...schemas, ...vehicleSchemas }, securitySchemes: { bearer: { type: "http", scheme: "bearer" }, apiKey: { type: "apiKey", in: "header", name: "X-API-Key" } } },
   };
   return cached;
 }
