@@ -120,6 +120,29 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("admin console in chromium", () => {
     expect((await after.json()).error.message).toMatch(/revoked/);
   });
 
+  it("an API key made in /admin opens the vehicle annotation API; a bearer token does not; revoked, it stops", async () => {
+    const make = async (name: string, kind: string) => {
+      await page.goto(s.url + "/admin/tokens");
+      await page.fill("#name", name);
+      await page.selectOption("#kind", kind);
+      await page.locator("form:has(#kind) button[type=submit]").click();
+      return (await page.locator("[data-testid=new-token]").textContent({ timeout: 30_000 }))!.trim();
+    };
+    const key = await make("plate-reader", "apikey");
+    const bearer = await make("not-a-key", "bearer");
+    const annotate = (k: string) => fetch(`${s.url}/v11/images:annotate`, { method: "POST", headers: { "x-api-key": k, "content-type": "application/json" }, body: "{}" });
+    // with the key: past authentication (503 while the models warm up, then 400 for the empty body)
+    expect([400, 503]).toContain((await annotate(key)).status);
+    const wrongKind = await annotate(bearer);
+    expect(wrongKind.status).toBe(401);
+    page.once("dialog", (d) => d.accept());
+    await page.click("button[aria-label='Revoke plate-reader']");
+    await expect.poll(() => page.locator("tr[data-token=plate-reader]").textContent()).toMatch(/revoked/);
+    const after = await annotate(key);
+    expect(after.status).toBe(401);
+    expect((await after.json()).error.message).toMatch(/revoked/);
+  });
+
   it("installs an uploaded licence, refuses a tampered one, and an expired one blocks new processing", async () => {
     const good = formatLicense(signLicense({ id: "lic-e2e", licensee: "Testville Police", seats: 10, features: ["*"], issuedAt: "2026-01-01", expiresAt: "2099-01-01" }, vendor.privateKey));
     const file = path.join(dir, "testville.lic");
