@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { formatLicense, rawPublicKey, signLicense } from "@/server/license";
-import { ROOT, startServer, tempDir, type TestServer } from "./helpers/server";
+import { ROOT, startServer, tempDir, type TestServer, TOKEN } from "./helpers/server";
 
 const CHROMIUM = process.env.OBSCURA_CHROMIUM ?? "/usr/bin/chromium";
 const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -172,6 +172,19 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("admin console in chromium", () => {
     const r = await s.api("POST", "/api/v1/videos:process", { inputUri: "file:///nowhere/clip.mp4", features: ["FACE_DETECTION"] });
     expect(r.status).toBe(403);
     expect(r.body.error.message).toMatch(/expired on 2025-01-01.*reading and editing still work/);
+    const annotate = () => fetch(`${s.url}/v11/images:annotate`, { method: "POST", headers: { "x-api-key": TOKEN, "content-type": "application/json" }, body: "{}" });
+    const v = await annotate();
+    expect(v.status).toBe(403);
+    expect((await v.json()).error.message).toMatch(/expired on 2025-01-01/);
+    // a licence for redaction only: the vehicle API is refused, redaction works
+    const redactionOnly = formatLicense(signLicense({ id: "lic-redact", licensee: "Testville Police", seats: 10, features: ["redaction"], issuedAt: "2026-01-01", expiresAt: "2099-01-01" }, vendor.privateKey));
+    await page.fill("#document", redactionOnly);
+    await submit("form:has(#file)");
+    await expect.poll(() => page.locator("body").textContent()).toMatch(/installed/);
+    await new Promise((r) => setTimeout(r, 5500)); // the licence status is cached for 5 s per process
+    const notLicensed = await annotate();
+    expect(notLicensed.status).toBe(403);
+    expect((await notLicensed.json()).error.message).toMatch(/does not include vehicle-api/);
     // renew: processing is accepted again (the job itself then fails on the missing file)
     await page.fill("#document", good);
     await submit("form:has(#file)");

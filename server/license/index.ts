@@ -41,10 +41,18 @@ export interface LicenseStatus {
 }
 
 const CACHE_MS = 5000;
-let cache: { at: number; status: LicenseStatus } | null = null;
+// One cache per process, not per module instance: the web app bundles route handlers and server
+// actions separately, and a licence installed through one must be seen by the others at once.
+const KEY = Symbol.for("obscura.license.cache");
+type Cache = { at: number; status: LicenseStatus } | null;
+const holder = globalThis as { [KEY]?: Cache };
+const getCache = (): Cache => holder[KEY] ?? null;
+const setCache = (c: Cache) => {
+  holder[KEY] = c;
+};
 
 export function clearLicenseCache(): void {
-  cache = null;
+  setCache(null);
 }
 
 function evaluation(reason?: string): LicenseStatus {
@@ -70,6 +78,7 @@ export function statusOf(license: License, now = new Date()): LicenseStatus {
 }
 
 export async function licenseStatus(opts: { db?: Db; now?: Date; fresh?: boolean } = {}): Promise<LicenseStatus> {
+  const cache = getCache();
   if (!opts.fresh && !opts.now && cache && Date.now() - cache.at < CACHE_MS) return cache.status;
   const d = opts.db ?? (await database());
   const [row] = await d.select().from(licenses).where(eq(licenses.active, true)).orderBy(desc(licenses.installedAt)).limit(1);
@@ -84,7 +93,7 @@ export async function licenseStatus(opts: { db?: Db; now?: Date; fresh?: boolean
       status = evaluation(`The installed licence ${row.id} no longer verifies (${why}); running as evaluation.`);
     }
   }
-  if (!opts.now) cache = { at: Date.now(), status };
+  if (!opts.now) setCache({ at: Date.now(), status });
   return status;
 }
 

@@ -11,6 +11,7 @@
  */
 import { ObscuraError } from "@/lib/errors";
 import { authenticateApiKey } from "../auth/bearer";
+import { assertCanProcess, assertFeature } from "../license";
 import { errorResponse, json, readJson } from "../http/respond";
 import { annotateLimits } from "./images";
 import { requireReady, serviceState } from "./service";
@@ -54,6 +55,9 @@ export function vehicleRoute(api: VehicleApi, handler: (body: unknown, req: Requ
   return async (req: Request): Promise<Response> => {
     try {
       await authorize(req, api);
+      // an expired licence, or one without the vehicle API, refuses new analyses (403)
+      await assertCanProcess();
+      await assertFeature("vehicle-api");
       requireReady();
       const body = await readJson(req, annotateLimits().bodyBytes);
       return json(await handler(body, req));
