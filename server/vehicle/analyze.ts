@@ -99,7 +99,10 @@ export async function analyzeImage(image: RgbImage, req: AnalyzeRequest): Promis
   const plates: PlateResult[] = req.plates && enabled.has("licenseplate") ? await findPlates(image, req) : [];
   link(vehicles, plates);
   const kept = p.lptSkipCarsWithoutLPs && req.plates ? vehicles.filter((v) => v.plate !== null) : vehicles;
-  if (kept.length !== vehicles.length) relink(kept, plates, vehicles);
+  if (kept.length !== vehicles.length) {
+    // plates point at the kept list (vehicles left out had no plate, so no plate loses its vehicle)
+    for (const pl of plates) pl.vehicle = pl.vehicle === null ? null : kept.indexOf(vehicles[pl.vehicle]!);
+  }
   const classifier = p.makeModelDummyValue ? null : makeModelClassifier();
   for (const v of kept) {
     v.color = p.colorDummyValue ? { value: p.colorDummyValue, score: 1 } : vehicleColor(image, v.box);
@@ -207,9 +210,4 @@ function link(vehicles: VehicleResult[], plates: PlateResult[]): void {
       vehicles[best]!.plate = pi;
     }
   }
-}
-
-/** Indices after dropping vehicles: plates point at the kept list. */
-function relink(kept: VehicleResult[], plates: PlateResult[], all: VehicleResult[]): void {
-  for (const pl of plates) pl.vehicle = pl.vehicle === null ? null : kept.indexOf(all[pl.vehicle]!) >= 0 ? kept.indexOf(all[pl.vehicle]!) : null;
 }

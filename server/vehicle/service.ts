@@ -164,12 +164,14 @@ function concurrency(): number {
 export async function analyze(image: RgbImage, want: { vehicles: boolean; plates: boolean }, which: "configured" | "both" | string, overrides: Partial<VehicleParams> = {}): Promise<Analysis & { locale: string }> {
   const s = service();
   const { group, name } = regionGroup(which);
+  // A finishing analysis hands its slot straight to the next in line (no newcomer can slip in between).
   if (s.running >= concurrency()) await new Promise<void>((r) => s.waiting.push(r));
-  s.running++;
+  else s.running++;
   try {
     return { ...(await analyzeImage(image, { ...want, params: { ...params(), ...overrides }, group, groupName: name })), locale: name };
   } finally {
-    s.running--;
-    s.waiting.shift()?.();
+    const next = s.waiting.shift();
+    if (next) next();
+    else s.running--;
   }
 }

@@ -14,7 +14,7 @@
 import fs from "node:fs";
 import { ObscuraError } from "@/lib/errors";
 import { ort, session } from "./onnx";
-import { detectText, ocrAsset, type Point, type TextBox } from "./text-detect";
+import { cropRgb, detectText, ocrAsset, type Point, type TextBox } from "./text-detect";
 import type { RgbImage } from "./types";
 
 const REC_FILE = "ch_PP-OCRv4_rec_infer.onnx";
@@ -176,7 +176,7 @@ export async function readPlate(
   const y0 = Math.max(0, Math.floor(region.y - my));
   const x1 = Math.min(image.width, Math.ceil(region.x + region.width + mx));
   const y1 = Math.min(image.height, Math.ceil(region.y + region.height + my));
-  const crop = cropRgb(image, x0, y0, x1 - x0, y1 - y0);
+  const crop = cropRgb(image, { x: x0, y: y0, width: x1 - x0, height: y1 - y0 });
   // rectify: false reads the region as it is, without looking for its text line (rectifyLicensePlates)
   const lines = opts.rectify === false ? [] : await detectText(crop, { scale: Math.max(1, Math.min(4, 240 / Math.max(1, crop.width))), maxSide: 960 });
   const tall = (t: TextBox) => Math.hypot(t.quad[3][0] - t.quad[0][0], t.quad[3][1] - t.quad[0][1]);
@@ -210,10 +210,4 @@ export function trimEdges<T extends { confidence: number }>(chars: T[], min = 0.
   while (a < b && chars[a]!.confidence < min) a++;
   while (b > a && chars[b - 1]!.confidence < min) b--;
   return chars.slice(a, b);
-}
-
-function cropRgb(image: RgbImage, x: number, y: number, w: number, h: number): RgbImage {
-  const data = new Uint8Array(w * h * 3);
-  for (let r = 0; r < h; r++) data.set(image.data.subarray(((y + r) * image.width + x) * 3, ((y + r) * image.width + x + w) * 3), r * w * 3);
-  return { data, width: w, height: h };
 }
