@@ -121,10 +121,19 @@ async function fetchUrl<T>(
     headersTimeout: CONNECT_TIMEOUT_MS,
   });
   try {
-    const res = await request(url, {
+    // Credentials in the URL (https://user:pass@host/...) become Basic authentication; the
+    // redirect handler drops the header when a redirect leaves the origin.
+    const target = new URL(url);
+    const auth: Record<string, string> = {};
+    if (target.username || target.password) {
+      auth.authorization = "Basic " + Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString("base64");
+      target.username = "";
+      target.password = "";
+    }
+    const res = await request(target.toString(), {
       method,
       signal,
-      headers: { "user-agent": "obscura-storage", ...headers },
+      headers: { "user-agent": "obscura-storage", ...auth, ...headers },
       dispatcher: agent.compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTS })),
     });
     if ((res.statusCode < 200 || res.statusCode >= 300) && !okStatuses.includes(res.statusCode)) {

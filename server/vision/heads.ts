@@ -104,30 +104,46 @@ export class HeadDetector implements Detector {
 
   /** Heads of MoveNet's (up to six) poses. */
   async poseHeads(image: RgbImage, threshold: number): Promise<Detection[]> {
-    const scale = SIZE / Math.max(image.width, image.height);
-    const w = Math.max(1, Math.round(image.width * scale));
-    const h = Math.max(1, Math.round(image.height * scale));
-    const resized = await sharp(Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength), { raw: { width: image.width, height: image.height, channels: 3 } })
-      .resize(w, h, { fit: "fill" })
-      .extend({ right: SIZE - w, bottom: SIZE - h, background: { r: 0, g: 0, b: 0 } })
-      .raw()
-      .toBuffer();
-    const input = new Float32Array(SIZE * SIZE * 3);
-    for (let i = 0; i < input.length; i++) input[i] = resized[i]!;
-    const s = await session(await ensureModel("movenet-multipose"));
-    const out = await s.run({ [s.inputNames[0]!]: new ort.Tensor("float32", input, [1, SIZE, SIZE, 3]) });
-    const poses = out[s.outputNames[0]!]!.data as Float32Array;
     const found: Detection[] = [];
-    for (let p = 0; p + 56 <= poses.length; p += 56) {
-      const score = poses[p + 55]!;
-      if (score < threshold) continue;
-      const kps: Keypoint[] = [];
-      for (let i = 0; i < 17; i++) kps.push({ y: (poses[p + i * 3]! * SIZE) / scale, x: (poses[p + i * 3 + 1]! * SIZE) / scale, score: poses[p + i * 3 + 2]! });
-      const box = headFromKeypoints(kps);
+    for (const p of await movenetPoses(image)) {
+      if (p.score < threshold) continue;
+      const box = headFromKeypoints(p.keypoints);
       if (!box) continue;
       const c = clip(box, image.width, image.height);
-      if (c.width >= 2 && c.height >= 2) found.push({ type: "head", score, box: c, label: "pose" });
+      if (c.width >= 2 && c.height >= 2) found.push({ type: "head", score: p.score, box: c, label: "pose" });
     }
     return found;
   }
+}
+
+export interface Pose {
+  score: number;
+  keypoints: Keypoint[];
+  /** The person's box as MoveNet gives it, in image pixels (clipped). */
+  box: Box;
+}
+
+/** MoveNet MultiPose's (up to six) people: score, 17 keypoints and box, in image pixels. */
+export async function movenetPoses(image: RgbImage): Promise<Pose[]> {
+  const scale = SIZE / Math.max(image.width, image.height);
+  const w = Math.max(1, Math.round(image.width * scale));
+  const h = Math.max(1, Math.round(image.height * scale));
+  const resized = await sharp(Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength), { raw: { width: image.width, height: image.height, channels: 3 } })
+    .resize(w, h, { fit: "fill" })
+    .extend({ right: SIZE - w, bottom: SIZE - h, background: { r: 0, g: 0, b: 0 } })
+    .raw()
+    .toBuffer();
+  const input = new Float32Array(SIZE * SIZE * 3);
+  for (let i = 0; i < input.length; i++) input[i] = resized[i]!;
+  const s = await session(await ensureModel("movenet-multipose"));
+  const out = await s.run({ [s.inputNames[0]!]: new ort.Tensor("float32", input, [1, SIZE, SIZE, 3]) });
+  const poses = out[s.outputNames[0]!]!.data as Float32Array;
+  const found: Pose[] = [];
+  for (let p = 0; p + 56 <= poses.length; p += 56) {
+    const keypoints: Keypoint[] = [];
+    for (let i = 0; i < 17; i++) keypoints.push({ y: (poses[p + i * 3]! * SIZE) / scale, x: (poses[p + i * 3 + 1]! * SIZE) / scale, score: poses[p + i * 3 + 2]! });
+    const [y0, x0, y1, x1] = [51, 52, 53, 54].map((k) => (poses[p + k]! * SIZE) / scale) as [number, number, number, number];
+    found.push({ score: poses[p + 55]!, keypoints, box: clip({ x: x0, y: y0, width: x1 - x0, height: y1 - y0 }, image.width, image.height) });
+  }
+  return found;
 }
