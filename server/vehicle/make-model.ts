@@ -115,14 +115,14 @@ function softmax(v: readonly number[]): number[] {
 /** Reads and checks one make/model manifest; throws INVALID_ARGUMENT naming the file and field. */
 export function loadMakeModelManifest(file: string): MakeModelClassifier {
   const base = path.basename(file);
-  const r = manifestSchema.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
+  const r = manifestSchema.safeParse(JSON.parse(fs.readFileSync(/*turbopackIgnore: true*/ file, "utf8")));
   if (!r.success) {
     const i = r.error.issues[0]!;
     throw new ObscuraError("INVALID_ARGUMENT", `make/model manifest ${base}: ${i.path.join(".") || "(manifest)"}: ${i.message}`);
   }
   const m = r.data;
   const modelFile = path.resolve(path.dirname(file), m.model);
-  if (!fs.existsSync(modelFile)) throw new ObscuraError("INVALID_ARGUMENT", `make/model manifest ${base}: model: ${JSON.stringify(m.model)} is not a file (looked for ${modelFile})`);
+  if (!fs.existsSync(/*turbopackIgnore: true*/ modelFile)) throw new ObscuraError("INVALID_ARGUMENT", `make/model manifest ${base}: model: ${JSON.stringify(m.model)} is not a file (looked for ${modelFile})`);
   const io = readOnnxIo(modelFile);
   const out = (m.output.name ? io.outputs.find((o) => o.name === m.output.name) : io.outputs[0]) ?? null;
   if (!out) throw new ObscuraError("INVALID_ARGUMENT", `make/model manifest ${base}: output.name: the model has no output ${JSON.stringify(m.output.name)} (it has ${io.outputs.map((o) => o.name).join(", ")})`);
@@ -142,8 +142,8 @@ export function makeModelClassifier(): MakeModelClassifier | null {
   const dir = config().modelsDir;
   if (g[KEY] && g[KEY].dir === dir) return g[KEY].classifier;
   let classifier: MakeModelClassifier | null = null;
-  if (dir && fs.existsSync(dir)) {
-    for (const f of fs.readdirSync(dir).filter((x) => x.endsWith(".json")).sort()) {
+  if (dir && fs.existsSync(/*turbopackIgnore: true*/ dir)) {
+    for (const f of fs.readdirSync(/*turbopackIgnore: true*/ dir).filter((x) => x.endsWith(".json")).sort()) {
       const file = path.join(dir, f);
       if (manifestTask(file) !== MAKE_MODEL_TASK) continue;
       try {

@@ -100,7 +100,7 @@ export function loadVehicleParams(file = process.env.OBSCURA_VEHICLE_CONFIG ?? "
   if (!file) return { ...parseVehicleParams({}), file: null };
   let json: unknown;
   try {
-    json = JSON.parse(fs.readFileSync(file, "utf8"));
+    json = JSON.parse(fs.readFileSync(/*turbopackIgnore: true*/ file, "utf8"));
   } catch (e) {
     throw new ObscuraError("INVALID_ARGUMENT", `OBSCURA_VEHICLE_CONFIG ${file} cannot be read as JSON: ${(e as Error).message}`);
   }

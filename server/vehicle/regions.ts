@@ -319,7 +319,7 @@ export function loadGroups(definitionsFile: string | null): Record<string, Regio
   if (!definitionsFile) return groups;
   let json: unknown;
   try {
-    json = JSON.parse(fs.readFileSync(definitionsFile, "utf8"));
+    json = JSON.parse(fs.readFileSync(/*turbopackIgnore: true*/ definitionsFile, "utf8"));
   } catch (e) {
     throw new ObscuraError("INVALID_ARGUMENT", `lptFilterDefinitions ${definitionsFile} cannot be read as JSON: ${(e as Error).message}`);
   }

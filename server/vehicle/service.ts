@@ -103,8 +103,8 @@ async function warmUp(s: Service): Promise<void> {
     if (ignored.length) log.info("vehicle parameters not used by image annotation", { parameters: ignored });
     s.params = params;
     s.groups = Object.fromEntries(Object.entries(groups).map(([k, g]) => [k, compileGroup(g)]));
-    const file = path.join(config().appDir, HEALTH_IMAGE);
-    const image = await decodeAnnotateImage("health image", fs.readFileSync(file), { pixels: 1e8, imageBytes: 1e8 });
+    const file = path.join(/*turbopackIgnore: true*/ config().appDir, HEALTH_IMAGE);
+    const image = await decodeAnnotateImage("health image", fs.readFileSync(/*turbopackIgnore: true*/ file), { pixels: 1e8, imageBytes: 1e8 });
     const result = await analyzeImage(image, { vehicles: true, plates: true, params: { ...params, ...HEALTH_TEST_PARAMS }, group: s.groups.us!, groupName: "us" });
     const plates = result.plates.map((p) => p.text);
     s.state.healthTest = { vehicles: result.vehicles.length, plates, ms: Date.now() - t0 };
