@@ -260,7 +260,7 @@ describe("OpenAPI", () => {
     const doc = await r.json();
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(["/api/v1/videos:process", "/api/v1/images:process", "/api/v1/projects/{projectId}/locations/{locationId}/operations/{operationId}", "/v11/images:annotate", "/v2/vehicle/{group}"]),
+      expect.arrayContaining(["/api/v1/videos:process", "/api/v1/images:process", "/api/v1/projects/{projectId}/locations/{locationId}/operations/{operationId}", "/v11/images:annotate", "/v2/vehicle/{group}", "/v1/detections"]),
     );
     expect(doc.components.securitySchemes.apiKey).toEqual({ type: "apiKey", in: "header", name: "X-API-Key" });
     expect(doc.components.schemas.AnnotateRequest.required).toEqual(["requests"]);

@@ -31,6 +31,26 @@ function head(pitch: number, yaw: number, roll: number): Point2[] {
   return pts;
 }
 
+/** docs/img/detection-landmarks.jpg: boxes, landmarks and a label per face. */
+async function drawDocsPicture(jpeg: Buffer, faces: Awaited<ReturnType<typeof detectObjects>>): Promise<void> {
+  const { width, height } = await sharp(jpeg).metadata();
+  const parts: string[] = [];
+  for (const f of faces) {
+    const b = f.boundingBox;
+    const a = f.attributes!;
+    parts.push(`<rect x="${b.x}" y="${b.y}" width="${b.width}" height="${b.height}" fill="none" stroke="#00e5ff" stroke-width="3"/>`);
+    for (const [name, pts] of Object.entries(a.landmarks!)) {
+      const colour = name.startsWith("eye") ? "#00ff88" : name.startsWith("mouth") ? "#ff3b6b" : name.startsWith("nose") ? "#ffd400" : "#ffffff";
+      for (const [x, y] of pts) parts.push(`<circle cx="${x}" cy="${y}" r="${name.endsWith("Center") ? 5 : 3}" fill="${colour}"/>`);
+    }
+    const text = `${a.gender} ${a.age} · ${a.emotion} · yaw ${Math.round(a.pose!.yaw)}`;
+    parts.push(`<rect x="${b.x}" y="${b.y - 30}" width="${text.length * 11 + 12}" height="28" fill="#007c8a"/><text x="${b.x + 6}" y="${b.y - 9}" font-family="DejaVu Sans" font-size="19" fill="#fff">${text}</text>`);
+  }
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${parts.join("")}</svg>`;
+  const drawn = await sharp(jpeg).composite([{ input: Buffer.from(svg) }]).png().toBuffer();
+  await sharp(drawn).resize(1024).jpeg({ quality: 85 }).toFile(path.resolve("docs/img/detection-landmarks.jpg"));
+}
+
 describe("pose", () => {
   it("recovers the angles of synthetic heads, with the documented signs", () => {
     // turned to the image's right: yaw > 0 (the nose moves right of the eyes' middle)
@@ -151,6 +171,7 @@ describe("real models on face-api's sample photos", () => {
       expect(lm.eyeRightCenter[0]![1]).toBeLessThan(lm.mouthOuter[3]![1]);
       expect(lm.eyeRightCenter[0]![0]).toBeLessThan(lm.eyeLeftCenter[0]![0]); // the person's right eye on the image's left
     }
+    if (process.env.OBSCURA_DOCS_SCREENSHOTS) await drawDocsPicture(await sharp(SAMPLE(3)).resize(image.width, image.height).toBuffer(), faces);
     // the pose follows the landmarks: a face's yaw and the nose's offset from the eyes agree in sign
     for (const f of faces) {
       const lm = f.attributes!.landmarks!;

@@ -8,6 +8,7 @@ import { apiSchemas } from "./registry";
 import "./video";
 import "./image";
 import "./operation";
+import { detectionPaths, detectionSchemas } from "./detection-openapi";
 import { vehiclePaths, vehicleSchemas } from "./vehicle-openapi";
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
@@ -52,11 +53,11 @@ export function openApiDocument(): Record<string, unknown> {
       title: "Obscura API",
       version: "1.0.0",
       description:
-        "Asynchronous redaction of video and images (every call carries `Authorization: Bearer <token>`; errors: docs/errors.md; webhooks: docs/webhooks.md; state layout: docs/state.md), and the vehicle and licence-plate annotation API (`X-API-Key`; docs/vehicle-api.md).",
+        "Asynchronous redaction of video and images (every call carries `Authorization: Bearer <token>`; errors: docs/errors.md; webhooks: docs/webhooks.md; state layout: docs/state.md), the vehicle and licence-plate annotation API (`X-API-Key`; docs/vehicle-api.md), and the person/face Detection API (`X-Access-Token`; docs/detection-api.md).",
     },
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],
-    tags: [{ name: "Processing" }, { name: "Operations" }, { name: "Vehicles", description: "docs/vehicle-api.md: X-API-Key on the main port" }],
+    tags: [{ name: "Processing" }, { name: "Operations" }, { name: "Vehicles", description: "docs/vehicle-api.md: X-API-Key on the main port" }, { name: "Detection", description: "docs/detection-api.md: X-Access-Token" }],
     paths: {
       "/api/v1/videos:process": { post: process("video") },
       "/api/v1/images:process": { post: process("image") },
@@ -88,8 +89,12 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       ...vehiclePaths(errorResponse),
+      ...detectionPaths(),
     },
-    components: { schemas: { ...schemas, ...vehicleSchemas }, securitySchemes: { bearer: { type: "http", scheme: "bearer" }, apiKey: { type: "apiKey", in: "header", name: "X-API-Key" } } },
+    components: {
+      schemas: { ...schemas, ...vehicleSchemas, ...detectionSchemas },
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" }, apiKey: { type: "apiKey", in: "header", name: "X-API-Key" }, accessToken: { type: "apiKey", in: "header", name: "X-Access-Token" } },
+    },
   };
   return cached;
 }

@@ -21,6 +21,7 @@ import { authenticateAccessToken } from "../auth/bearer";
 import { log } from "../log";
 import { readBytes } from "../storage";
 import { detectImage } from "../vision/engine";
+import { FaceDetector } from "../vision/faces";
 import type { RgbImage } from "../vision/types";
 import { FACE_OPTIONS, type FaceAttributes, type FaceOption, faceAttributes, facePresence, MIN_FACE } from "./attributes";
 
@@ -208,6 +209,25 @@ export async function decodeImage(bytes: Buffer): Promise<DecodedImage> {
   }
 }
 
+/**
+ * The face detector of this API: the redaction engine's fused detector without its small-face
+ * passes (FaceBoxes at 1x, SSD on the whole image and 2x2 tiles, no BlazeFace tiles). The API's
+ * smallest face is 40 px; on face-api's sample photos it finds the same faces as the full
+ * detector in about a fifth of the time.
+ */
+export function apiFaceDetector(): FaceDetector {
+  const g = globalThis as { [FACE_KEY]?: FaceDetector };
+  return (g[FACE_KEY] ??= new FaceDetector({
+    passes: [{ scale: 1, minFace: 16, maxFace: 100000, reference: 0.3 }],
+    ssd: [
+      { across: 1, overlap: 0.25 },
+      { across: 2, overlap: 0.25 },
+    ],
+    blazeface: { tile: 0 },
+  }));
+}
+const FACE_KEY = Symbol.for("obscura.detection.faceDetector");
+
 export interface DetectedObject {
   type: "face" | "person";
   boundingBox: { x: number; y: number; width: number; height: number };
@@ -223,7 +243,7 @@ const whole = (b: Box) => {
 /** People and faces of a decoded image, with the face attributes asked for. */
 export async function detectObjects(image: RgbImage, q: DetectionQuery): Promise<DetectedObject[]> {
   const features = [...(q.types.has("person") ? ["PERSON_DETECTION"] : []), ...(q.types.has("face") ? ["FACE_DETECTION"] : [])];
-  const found = await detectImage(image, features, { objectsConfidenceThreshold: PERSON_THRESHOLD, innerObjectsConfidenceThreshold: FACE_THRESHOLD, faceBoxExpansionFactor: 1 });
+  const found = await detectImage(image, features, { objectsConfidenceThreshold: PERSON_THRESHOLD, innerObjectsConfidenceThreshold: FACE_THRESHOLD, faceBoxExpansionFactor: 1 }, { detectors: { "faces-faceboxes": apiFaceDetector() } });
   const poses = q.types.has("person") ? (await movenetPoses(image)).filter((p) => p.score >= POSE_THRESHOLD).map((p) => ({ type: "person" as const, score: p.score, box: p.box })) : [];
   const people = nms([...found.filter((d) => d.type === "person"), ...poses].sort((a, b) => b.score - a.score), 0.5);
   let faces = found.filter((d) => d.type === "face").sort((a, b) => b.score - a.score);
