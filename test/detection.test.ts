@@ -4,11 +4,16 @@
  * query, image decoding (EXIF orientation, the 1920x1080 bound) and the real models on face-api's
  * sample photos.
  */
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { ageOf, emotionOf, faceAttributes, genderOf, landmarks68 } from "@/server/detection/attributes";
-import { DetectionError, decodeImage, detectObjects, parseQuery } from "@/server/detection/api";
+import { DetectionError, decodeImage, detectObjects, detectionErrorResponse, handleDetection, parseQuery } from "@/server/detection/api";
+import { resetAuthCache } from "@/server/auth/bearer";
+import { resetConfig } from "@/server/config";
+import { resetDetectors } from "@/server/vision/engine";
 import { LANDMARK_GROUPS, MESH_TO_IBUG68, namedLandmarks, type Point2 } from "@/server/detection/landmarks";
 import { MODEL_POINTS, isFrontal, poseFromLandmarks, type Vec3 } from "@/server/detection/pose";
 import { useModelDataDir } from "./helpers/models";
@@ -195,5 +200,46 @@ describe("real models on face-api's sample photos", () => {
     expect(mean(fb) - mean(fa)).toBeGreaterThan(20); // turned clockwise: roll grows by about 30
     expect(mean(fb) - mean(fa)).toBeLessThan(40);
     expect((await landmarks68(image, [])).length).toBe(0);
+  });
+});
+
+describe("engine failures", () => {
+  it("answers 502 (not ready) when a model cannot be loaded, and 500 for anything unexpected", async () => {
+    const saved = { models: process.env.OBSCURA_MODELS_DIR, token: process.env.OBSCURA_API_TOKEN };
+    // a well-formed ONNX file onnxruntime cannot run, replacing the person detector
+    const v = (n: number): number[] => (n < 128 ? [n] : [(n % 128) | 128, ...v(Math.floor(n / 128))]);
+    const bytes = (s: string) => [...Buffer.from(s)];
+    const msg = (field: number, body: number[]) => [...v(field * 8 + 2), ...v(body.length), ...body];
+    const num = (field: number, n: number) => [...v(field * 8), ...v(n)];
+    const info = (name: string, dims: number[]) => [...msg(1, bytes(name)), ...msg(2, msg(1, [...num(1, 1), ...msg(2, dims.flatMap((d) => msg(1, num(1, d))))]))];
+    const model = [...num(1, 8), ...msg(7, [...msg(2, bytes("empty")), ...msg(11, info("images", [1, 3, 64, 64])), ...msg(12, info("output0", [1, 6, 10]))])];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "obscura-broken-"));
+    fs.writeFileSync(path.join(dir, "broken.onnx"), Buffer.from(model));
+    fs.writeFileSync(path.join(dir, "broken.json"), JSON.stringify({ name: "broken", model: "broken.onnx", features: ["PERSON_DETECTION"], mode: "replace", input: { width: 64, height: 64 }, output: { format: "yolov8" }, classes: { "0": "person" } }));
+    process.env.OBSCURA_MODELS_DIR = dir;
+    process.env.OBSCURA_API_TOKEN = "detection-test-token";
+    resetConfig();
+    resetAuthCache();
+    resetDetectors();
+    try {
+      const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#888" } }).png().toBuffer();
+      const res = await handleDetection(
+        new Request("http://localhost/v1/detections?type=person", { method: "POST", headers: { "x-access-token": "detection-test-token", "content-type": "application/octet-stream" }, body: new Uint8Array(png) }),
+      );
+      expect(res.status).toBe(502);
+      expect(await res.json()).toMatchObject({ error: "Bad Gateway", reasonCode: 50202, reason: expect.stringMatching(/not ready: custom model manifest broken.json: model: onnxruntime cannot load/) });
+    } finally {
+      for (const [k, val] of [["OBSCURA_MODELS_DIR", saved.models], ["OBSCURA_API_TOKEN", saved.token]] as const) {
+        if (val === undefined) delete process.env[k];
+        else process.env[k] = val;
+      }
+      resetConfig();
+      resetAuthCache();
+      resetDetectors();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    const internal = detectionErrorResponse(new TypeError("cannot read properties of undefined"));
+    expect(internal.status).toBe(500);
+    expect(await internal.json()).toEqual({ error: "Internal Server Error", reason: "detection failed on an unexpected condition; see the server log", reasonCode: 50001 });
   });
 });
