@@ -4,7 +4,7 @@
  * The job queue itself lives in pg-boss's own schema (`pgboss`), managed by pg-boss.
  */
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, jsonb, pgTable, primaryKey, real, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, real, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 /** One row per long-running operation (videos:process / images:process). */
 export const operations = pgTable(
@@ -172,3 +172,63 @@ export type OperationRow = typeof operations.$inferSelect;
 export type SessionRow = typeof sessions.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
 export type ApiTokenRow = typeof apiTokens.$inferSelect;
+
+/**
+ * Analytics events (issue 10; docs/data-api.md): one row per sensor event of a pipeline (a line
+ * crossing, a speed, a presence change...). `value` is what aggregations run on; the rest of the
+ * event (presence data, speed, length, the pipeline's own fields) sits in `data`.
+ */
+export const sensorEvents = pgTable(
+  "sensor_events",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    deviceId: text("device_id").notNull(),
+    streamId: text("stream_id").notNull(),
+    sensorId: text("sensor_id").notNull(),
+    sensorName: text("sensor_name").notNull(),
+    /** COUNT, SPEED, FISH, PRESENCE, COLLISION. */
+    sensorType: text("sensor_type").notNull(),
+    /** NORTH / SOUTH for line sensors; null for regions. */
+    direction: text("direction"),
+    objectType: text("object_type").notNull(),
+    /** The tracked object's id within its stream. */
+    uniqueId: integer("unique_id"),
+    confidence: real("confidence"),
+    model: text("model"),
+    value: doublePrecision("value").notNull(),
+    timeCollected: at("time_collected").notNull(),
+    data: jsonb("data").$type<Record<string, unknown>>().notNull().default({}),
+    track: jsonb("track").$type<unknown[]>(),
+    boundingBoxImage: text("bounding_box_image"),
+    frameImage: text("frame_image"),
+  },
+  (t) => [
+    index("sensor_events_device_idx").on(t.deviceId, t.sensorName, t.timeCollected),
+    index("sensor_events_stream_idx").on(t.streamId, t.sensorId, t.timeCollected),
+    index("sensor_events_workspace_idx").on(t.workspaceId, t.timeCollected),
+  ],
+);
+
+/** Recorded clips and saved images of analytics streams (docs/data-api.md#media). */
+export const media = pgTable(
+  "media",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    streamId: text("stream_id").notNull(),
+    deviceId: text("device_id").notNull(),
+    timeCollected: at("time_collected").notNull(),
+    /** IMAGE or VIDEO. */
+    mediaType: text("media_type").notNull(),
+    /** Storage URI (file://, s3://, Azure SAS URL). */
+    uri: text("uri").notNull(),
+    contentType: text("content_type").notNull(),
+    captureType: text("capture_type").notNull().default("RAW"),
+    startTime: at("start_time").notNull(),
+    durationMs: integer("duration_ms").notNull().default(0),
+    objects: jsonb("objects").$type<Array<{ objectId: string }>>().notNull().default([]),
+    events: jsonb("events").$type<Array<{ eventId: string }>>().notNull().default([]),
+  },
+  (t) => [index("media_stream_idx").on(t.streamId, t.timeCollected), index("media_type_idx").on(t.streamId, t.mediaType, t.timeCollected)],
+);
