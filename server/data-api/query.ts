@@ -75,9 +75,8 @@ const functions = z
 const order = z.enum(ORDERS, { error: "order must be ASCENDING or DESCENDING" }).default("ASCENDING");
 const names = (what: string) => z.array(z.string({ error: `${what} must be strings` }).min(1), { error: `${what} must be an array of strings` }).min(1, { error: `${what} must name at least one` });
 
-export const aggregateBody = z.object({
-  deviceId: z.string({ error: "deviceId must be a string" }).min(1),
-  streamId: z.string().nullable().optional(),
+/** The fields both aggregate forms share. */
+const windowFields = {
   sensors: names("sensors"),
   startTime: timestamp("startTime").optional(),
   endTime: timestamp("endTime").optional(),
@@ -85,18 +84,18 @@ export const aggregateBody = z.object({
   functions,
   fillEmptyWindows: z.boolean({ error: "fillEmptyWindows must be true or false" }).default(false),
   order,
+};
+
+export const aggregateBody = z.object({
+  deviceId: z.string({ error: "deviceId must be a string" }).min(1),
+  streamId: z.string().nullable().optional(),
+  ...windowFields,
 });
 
 export const streamAggregateBody = z.object({
   streamId: z.string({ error: "streamId must be a string" }).min(1),
   deviceId: z.string().nullable().optional(),
-  sensors: names("sensors"),
-  startTime: timestamp("startTime").optional(),
-  endTime: timestamp("endTime").optional(),
-  interval,
-  functions,
-  fillEmptyWindows: z.boolean({ error: "fillEmptyWindows must be true or false" }).default(false),
-  order,
+  ...windowFields,
 });
 
 export const sensorQueryBody = z.object({

@@ -18,12 +18,14 @@ import { isObscuraError } from "@/lib/errors";
 import { type Box, nms } from "@/lib/geometry";
 import { movenetPoses } from "../vision/heads";
 import { authenticateAccessToken } from "../auth/bearer";
+import { readBodyBytes } from "../http/respond";
 import { log } from "../log";
 import { readBytes } from "../storage";
 import { detectImage } from "../vision/engine";
 import { FaceDetector } from "../vision/faces";
 import type { RgbImage } from "../vision/types";
-import { FACE_OPTIONS, type FaceAttributes, type FaceOption, faceAttributes, facePresence, MIN_FACE } from "./attributes";
+import { facemeshScores } from "../vision/face-verify";
+import { FACE_OPTIONS, type FaceAttributes, type FaceOption, faceAttributes, MIN_FACE } from "./attributes";
 
 export const DETECTION_TYPES = ["all", "face", "person"] as const;
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -117,26 +119,7 @@ export async function authorize(req: Request): Promise<void> {
 const tooLarge = (what: string) => new DetectionError(413, 41301, `${what} is larger than the limit of ${MAX_IMAGE_BYTES} bytes (10 MB)`);
 
 /** Reads a request body, failing with 413 as soon as it passes `max` bytes. */
-async function readBody(req: Request, max: number, what: string): Promise<Buffer> {
-  const declared = Number(req.headers.get("content-length") ?? NaN);
-  if (Number.isFinite(declared) && declared > max) throw tooLarge(what);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (req.body) {
-    const reader = req.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > max) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge(what);
-      }
-      chunks.push(value);
-    }
-  }
-  return Buffer.concat(chunks);
-}
+const readBody = (req: Request, max: number, what: string) => readBodyBytes(req, max, () => tooLarge(what));
 
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
@@ -249,7 +232,7 @@ export async function detectObjects(image: RgbImage, q: DetectionQuery): Promise
   let faces = found.filter((d) => d.type === "face").sort((a, b) => b.score - a.score);
   // FaceMesh's face presence weeds out face-like things (patterns, glasses, clothing) among boxes it can judge
   const judged = faces.filter((f) => f.box.width >= MIN_FACE && f.box.height >= MIN_FACE && f.score < FACE_SURE);
-  const presence = await facePresence(image, judged.map((f) => f.box));
+  const presence = await facemeshScores(image, judged.map((f) => f.box), { cropFactor: 1.5, batch: 16 });
   const rejected = new Set(judged.filter((_, i) => presence[i]! < FACE_PRESENCE_MIN));
   faces = faces.filter((f) => !rejected.has(f));
   const attrs = await faceAttributes(image, faces.map((f) => f.box), q.faceOptions);

@@ -15,7 +15,7 @@
  * Faces whose box is under MIN_FACE (40) pixels on either side are not analysed.
  */
 import type { Box } from "@/lib/geometry";
-import { squareCrop } from "../vision/face-verify";
+import { rotatedCrop, squareCrop } from "../vision/face-verify";
 import { ensureModel } from "../vision/models";
 import { ort, session } from "../vision/onnx";
 import type { RgbImage } from "../vision/types";
@@ -82,57 +82,6 @@ async function run(model: "facemesh" | "faceres" | "emotion", input: Float32Arra
   return Object.fromEntries(Object.entries(res).map(([k, t]) => [k, t.data as Float32Array]));
 }
 
-/**
- * A `size` x `size` crop of the square of side `side` centred on (cx, cy), turned by `angle`
- * (radians, the crop's x axis along that direction in the image), as NHWC floats `a * byte + b`
- * written at `offset`. Bilinear, with k x k samples per pixel when shrinking; outside the image
- * repeats the edge.
- */
-export function rotatedCrop(image: RgbImage, cx: number, cy: number, side: number, angle: number, size: number, a: number, b: number, out: Float32Array, offset: number): void {
-  const step = side / size;
-  const k = Math.max(1, Math.min(4, Math.round(step)));
-  const cos = Math.cos(angle);
-  const sin = Math.sin(angle);
-  const { data, width: W, height: H } = image;
-  const inv = 1 / (k * k);
-  let o = offset;
-  for (let y = 0; y < size; y++) {
-    for (let x = 0; x < size; x++) {
-      let r = 0;
-      let g = 0;
-      let bl = 0;
-      for (let sy = 0; sy < k; sy++) {
-        for (let sx = 0; sx < k; sx++) {
-          const u = (x + (sx + 0.5) / k) * step - side / 2;
-          const v = (y + (sy + 0.5) / k) * step - side / 2;
-          const fx = Math.min(W - 1, Math.max(0, cx + u * cos - v * sin - 0.5));
-          const fy = Math.min(H - 1, Math.max(0, cy + u * sin + v * cos - 0.5));
-          const i = Math.floor(fx);
-          const j = Math.floor(fy);
-          const wx = fx - i;
-          const wy = fy - j;
-          const i1 = Math.min(W - 1, i + 1);
-          const j1 = Math.min(H - 1, j + 1);
-          const p00 = (j * W + i) * 3;
-          const p01 = (j * W + i1) * 3;
-          const p10 = (j1 * W + i) * 3;
-          const p11 = (j1 * W + i1) * 3;
-          const w00 = (1 - wx) * (1 - wy);
-          const w01 = wx * (1 - wy);
-          const w10 = (1 - wx) * wy;
-          const w11 = wx * wy;
-          r += w00 * data[p00]! + w01 * data[p01]! + w10 * data[p10]! + w11 * data[p11]!;
-          g += w00 * data[p00 + 1]! + w01 * data[p01 + 1]! + w10 * data[p10 + 1]! + w11 * data[p11 + 1]!;
-          bl += w00 * data[p00 + 2]! + w01 * data[p01 + 2]! + w10 * data[p10 + 2]! + w11 * data[p11 + 2]!;
-        }
-      }
-      out[o++] = a * r * inv + b;
-      out[o++] = a * g * inv + b;
-      out[o++] = a * bl * inv + b;
-    }
-  }
-}
-
 interface MeshCrop {
   cx: number;
   cy: number;
@@ -184,16 +133,6 @@ export async function landmarks68(image: RgbImage, boxes: readonly Box[]): Promi
     }),
   );
   return second.map(ibug68);
-}
-
-/** FaceMesh's face-presence probability for each box (one batched run on the boxes' square crops). */
-export async function facePresence(image: RgbImage, boxes: readonly Box[]): Promise<number[]> {
-  if (!boxes.length) return [];
-  const per = SIZE.mesh * SIZE.mesh * 3;
-  const input = new Float32Array(boxes.length * per);
-  boxes.forEach((b, i) => rotatedCrop(image, b.x + b.width / 2, b.y + b.height / 2, CROP.mesh * Math.max(b.width, b.height), 0, SIZE.mesh, 1 / 255, 0, input, i * per));
-  const { faceflag } = await run("facemesh", input, [boxes.length, SIZE.mesh, SIZE.mesh, 3]);
-  return boxes.map((_, i) => faceflag![i]!);
 }
 
 /** The attributes `options` ask for, for each face box (boxes smaller than MIN_FACE get none: `null`). */

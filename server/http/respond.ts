@@ -28,9 +28,19 @@ export async function readJson(req: Request, maxBytes: number): Promise<unknown>
   if (type && type !== "application/json" && !type.endsWith("+json")) {
     throw new ObscuraError("INVALID_ARGUMENT", `Content-Type must be application/json, got ${JSON.stringify(type)}`, { httpStatus: 415 });
   }
+  const tooLarge = () => new ObscuraError("INVALID_ARGUMENT", `request body must be at most ${maxBytes} bytes`, { httpStatus: 413 });
+  const text = (await readBodyBytes(req, maxBytes, tooLarge)).toString("utf8");
+  if (!text.trim()) throw new ObscuraError("INVALID_ARGUMENT", "request body must be a JSON object, got an empty body");
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ObscuraError("INVALID_ARGUMENT", `request body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** A request body as bytes, failing with `tooLarge()` as soon as it passes `maxBytes` (declared or streamed). */
+export async function readBodyBytes(req: Request, maxBytes: number, tooLarge: () => Error): Promise<Buffer> {
   const declared = Number(req.headers.get("content-length") ?? NaN);
-  const tooLarge = () =>
-    new ObscuraError("INVALID_ARGUMENT", `request body must be at most ${maxBytes} bytes`, { httpStatus: 413 });
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -47,13 +57,7 @@ export async function readJson(req: Request, maxBytes: number): Promise<unknown>
       chunks.push(value);
     }
   }
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (!text.trim()) throw new ObscuraError("INVALID_ARGUMENT", "request body must be a JSON object, got an empty body");
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new ObscuraError("INVALID_ARGUMENT", `request body is not valid JSON: ${(e as Error).message}`);
-  }
+  return Buffer.concat(chunks);
 }
 
 export function methodNotAllowed(allowed: string[]): Response {
