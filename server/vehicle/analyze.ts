@@ -21,7 +21,7 @@ import { CocoDetector } from "../vision/objects";
 import { PlateDetector, PLATE_DEFAULTS } from "../vision/plates";
 import { readPlate, type PlateChar } from "../vision/plate-read";
 import type { Point } from "../vision/text-detect";
-import type { RgbImage } from "../vision/types";
+import type { Detector, RgbImage } from "../vision/types";
 import { vehicleColor } from "./color";
 import { type MakeModel, UNKNOWN_MAKE_MODEL, makeModelClassifier } from "./make-model";
 import type { VehicleClass, VehicleParams } from "./params";
@@ -69,9 +69,17 @@ export interface AnalyzeRequest {
   group: CompiledGroup;
   /** Its name, as `locale` reports it. */
   groupName: string;
+  /** Finds vehicles instead of the built-in COCO detector (a custom model: the pipeline's detectionModel). */
+  vehicleDetector?: Detector;
 }
 
-const COCO_CLASS: Record<string, VehicleClass> = { car: "car", bus: "bus", truck: "truck", motorcycle: "motorbike" };
+const COCO_CLASS: Record<string, VehicleClass> = { car: "car", bus: "bus", truck: "truck", motorcycle: "motorbike", motorbike: "motorbike" };
+
+/** A detector's vehicle label as a COCO class (custom models may say motorbike, van, or nothing: car). */
+function vehicleLabel(label: string | undefined): string {
+  const l = (label ?? "").toLowerCase();
+  return COCO_CLASS[l] ? l : l === "van" || l === "pickup" ? "truck" : "car";
+}
 
 /** Plate candidates read at most (best detection scores first). */
 const MAX_PLATE_CANDIDATES = 24;
@@ -89,8 +97,10 @@ export async function analyzeImage(image: RgbImage, req: AnalyzeRequest): Promis
   const enabled = new Set<string>(p.enabledClasses);
   const vehicles: VehicleResult[] = [];
   if (req.vehicles) {
-    const found = (await detectors().coco.detect(image, { threshold: p.detectionMinConfidence }))
-      .filter((d) => d.type === "vehicle" && d.label && COCO_CLASS[d.label] && enabled.has(COCO_CLASS[d.label]!))
+    const found = (await (req.vehicleDetector ?? detectors().coco).detect(image, { threshold: p.detectionMinConfidence }))
+      .filter((d) => d.type === "vehicle")
+      .map((d) => ({ ...d, label: req.vehicleDetector ? vehicleLabel(d.label) : (d.label ?? "") }))
+      .filter((d) => COCO_CLASS[d.label] && enabled.has(COCO_CLASS[d.label]!))
       .sort((a, b) => b.score - a.score);
     for (const d of nms(found, p.detectionOverlapThreshold)) {
       vehicles.push({ box: d.box, vehicleClass: COCO_CLASS[d.label!]!, score: d.score, color: { value: "", score: 0 }, makeModel: { ...UNKNOWN_MAKE_MODEL }, plate: null });

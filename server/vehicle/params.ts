@@ -19,8 +19,8 @@ const chars = (what: string) =>
 const dummy = z.string({ error: "must be a string (empty: analysis on)" }).max(128, { error: "must be at most 128 characters" }).default("");
 const groupName = z.string({ error: "must be a region group name" }).regex(/^[a-z0-9_-]{1,32}$/, { error: "must be a group name such as us or eu" });
 
-const base = z
-  .object({
+/** The shape of the image-annotation parameters (the analytics pipeline extends it). */
+export const vehicleParamsShape = {
     detectionMinConfidence: unit("detectionMinConfidence").default(0.3),
     detectionOverlapThreshold: unit("detectionOverlapThreshold").default(0.3),
     enabledClasses: z
@@ -47,8 +47,8 @@ const base = z
     colorDummyValue: dummy,
     lpStringDummyValue: dummy,
     lpRegionDummyValue: dummy,
-  })
-  .catchall(z.unknown());
+};
+const base = z.object(vehicleParamsShape).catchall(z.unknown());
 
 export const vehicleParamsSchema = base.superRefine((p, ctx) => {
     if (p.lptMinCharacters > p.lptMaxCharacters) {
@@ -69,16 +69,21 @@ export const NOT_USED = new Set([
   "resizeToSize", "maxQueueSize", "fpsLimit", "recordTo", "recordInterval", "rtspTimeoutMs", "rtspRetryCount", "rtspUseTCP",
 ]);
 
+/** Each problem as {field, problem}, the problem naming the value given. */
+export function zodDetails(error: z.ZodError, input: unknown): Array<{ field: string; problem: string }> {
+  return error.issues.map((i) => {
+    const field = i.path.join(".");
+    const value = i.path.reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as Record<PropertyKey, unknown>)[k as PropertyKey] : undefined), input);
+    return { field, problem: `${i.message}${value === undefined ? "" : ` (got ${JSON.stringify(value)})`}` };
+  });
+}
+
 /** Checks parameters given as an object; throws INVALID_ARGUMENT naming the parameter, the value and what is allowed. */
 export function parseVehicleParams(input: unknown, where = "vehicle parameters"): { params: VehicleParams; ignored: string[] } {
   if (input === null || typeof input !== "object" || Array.isArray(input)) throw new ObscuraError("INVALID_ARGUMENT", `${where} must be a JSON object of pipeline parameters`);
   const r = vehicleParamsSchema.safeParse(input);
   if (!r.success) {
-    const details = r.error.issues.map((i) => {
-      const field = i.path.join(".");
-      const value = i.path.reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as Record<PropertyKey, unknown>)[k as PropertyKey] : undefined), input);
-      return { field, problem: `${i.message}${value === undefined ? "" : ` (got ${JSON.stringify(value)})`}` };
-    });
+    const details = zodDetails(r.error, input);
     throw new ObscuraError("INVALID_ARGUMENT", `${where}: ${details.map((d) => `${d.field}: ${d.problem}`).join("; ")}`, { details });
   }
   const known = new Set(Object.keys(base.shape));

@@ -180,3 +180,8 @@ export async function prepareModels(): Promise<void> {
   await loadCustomModels(customOptions());
   log.info("vision models ready", { ms: Date.now() - t0 });
 }
+
+/** Custom models (OBSCURA_MODELS_DIR) that find vehicles, by name: the pipeline's detectionModel choices. */
+export function customVehicleModels(): Map<string, Detector> {
+  return new Map(customModels(customOptions()).filter((c) => c.features.includes("VEHICLE_DETECTION")).map((c) => [c.name, c.detector]));
+}
