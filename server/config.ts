@@ -11,6 +11,8 @@ export interface Config {
   databaseUrl: string | null;
   apiToken: string | null;
   workers: number;
+  /** Analytics pipelines one worker process runs at once (OBSCURA_PIPELINES_PER_WORKER). */
+  pipelinesPerWorker: number;
   /** Prefix URI holding the internal state of every session (file:// under dataDir by default). */
   stateUri: string;
   defaultProjectId: string;
@@ -56,6 +58,7 @@ export function config(): Config {
     databaseUrl: process.env.DATABASE_URL || null,
     apiToken: process.env.OBSCURA_API_TOKEN || null,
     workers: intEnv("OBSCURA_WORKERS", 1, 0),
+    pipelinesPerWorker: intEnv("OBSCURA_PIPELINES_PER_WORKER", 4, 0),
     stateUri,
     defaultProjectId: process.env.OBSCURA_DEFAULT_PROJECT_ID || "default",
     locationId: process.env.OBSCURA_LOCATION_ID || "local",

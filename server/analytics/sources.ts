@@ -18,7 +18,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ObscuraError } from "@/lib/errors";
 import { decodeFrames, probe } from "../media";
-import { ffmpegPath, ffprobePath } from "../media/binaries";
+import { ffmpegPath } from "../media/binaries";
 import type { RgbImage } from "../vision/types";
 import type { PipelineConfig } from "./config";
 
@@ -155,30 +155,30 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Width and height of an RTSP stream (ffprobe over the same transport). */
+/** Width and height of an RTSP stream: ffmpeg opens it (same transport and timeout) and reports its video stream. */
 async function probeStream(c: PipelineConfig, signal: AbortSignal): Promise<{ width: number; height: number }> {
-  const args = ["-v", "error", "-rtsp_transport", c.rtspUseTCP ? "tcp" : "udp", "-stimeout", String(c.rtspTimeoutMs * 1000), "-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "json", c.VIDEO_IN];
-  const out = await run(ffprobePath(), args, signal, c.rtspTimeoutMs + 10_000);
-  const s = (JSON.parse(out || "{}") as { streams?: Array<{ width?: number; height?: number }> }).streams?.[0];
-  if (!s?.width || !s.height) throw new Error("the stream has no video");
-  return { width: s.width, height: s.height };
+  const args = ["-nostdin", "-hide_banner", "-rtsp_transport", c.rtspUseTCP ? "tcp" : "udp", "-stimeout", String(c.rtspTimeoutMs * 1000), "-i", c.VIDEO_IN, "-map", "0:v:0", "-frames:v", "1", "-f", "null", "-"];
+  const { stderr } = await run(ffmpegPath(), args, signal, c.rtspTimeoutMs + 5000);
+  const m = /Stream #\S+.*Video: [^\n]*?, (\d{2,5})x(\d{2,5})/.exec(stderr);
+  if (!m) throw new Error("the stream has no video");
+  return { width: Number(m[1]), height: Number(m[2]) };
 }
 
-function run(bin: string, args: string[], signal: AbortSignal, timeoutMs: number): Promise<string> {
+function run(bin: string, args: string[], signal: AbortSignal, timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     child.stdout.on("data", (b: Buffer) => (out += b.toString()));
-    child.stderr.on("data", (b: Buffer) => (err = (err + b.toString()).slice(-2000)));
+    child.stderr.on("data", (b: Buffer) => (err = (err + b.toString()).slice(-20_000)));
     const kill = () => child.kill("SIGKILL");
     const t = setTimeout(kill, timeoutMs);
     signal.addEventListener("abort", kill, { once: true });
     child.on("close", (code) => {
       clearTimeout(t);
       signal.removeEventListener("abort", kill);
-      if (code === 0) resolve(out);
-      else reject(new Error(safeUrl(err.trim().split("\n").slice(-2).join(" ")) || `exit ${code}`));
+      if (code === 0) resolve({ stdout: out, stderr: err });
+      else reject(new Error(safeUrl(err.trim().split("\n").slice(-1).join(" ")) || (code === null ? `no answer within ${timeoutMs} ms` : `exit ${code}`)));
     });
   });
 }

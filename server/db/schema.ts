@@ -232,3 +232,29 @@ export const media = pgTable(
   },
   (t) => [index("media_stream_idx").on(t.streamId, t.timeCollected), index("media_type_idx").on(t.streamId, t.mediaType, t.timeCollected)],
 );
+
+/** Analytics pipelines started over REST (docs/pipeline.md#rest); each runs as a job in a worker. */
+export const pipelines = pgTable(
+  "pipelines",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    /** Who created it (user id or token id). */
+    owner: text("owner").notNull(),
+    /** QUEUED, RUNNING, STOPPING, STOPPED, SUCCEEDED, FAILED. */
+    state: text("state").notNull(),
+    entryPoint: text("entry_point").notNull(),
+    /** The configuration as given (secrets included: never returned, see redactedConfig). */
+    config: jsonb("config").$type<Record<string, unknown>>().notNull(),
+    stats: jsonb("stats").$type<Record<string, unknown>>().notNull().default({}),
+    error: text("error"),
+    worker: text("worker"),
+    attempts: integer("attempts").notNull().default(0),
+    stopRequested: boolean("stop_requested").notNull().default(false),
+    createTime: at("create_time").notNull(),
+    startTime: at("start_time"),
+    endTime: at("end_time"),
+    updateTime: at("update_time").notNull(),
+  },
+  (t) => [index("pipelines_state_idx").on(t.state, t.createTime)],
+);

@@ -23,6 +23,7 @@ import { deliverWebhook, notify, notifyCompletion, type WebhookJob } from "../no
 import { runVideoPipeline } from "../pipeline/video";
 import { runImagePipeline } from "../pipeline/image";
 import type { PipelineContext } from "../pipeline/context";
+import { PIPELINE_DEAD_QUEUE, PIPELINE_QUEUE, endDeadPipeline, ensurePipelineQueues, runPipelineJob } from "../analytics/runs";
 
 const workerName = `${os.hostname()}:${process.pid}`;
 
@@ -44,6 +45,19 @@ export async function startWorkers(count: number): Promise<Workers> {
       })],
       [QUEUE.processDead, await rt.boss.work<ProcessJob>(QUEUE.processDead, { pollingIntervalSeconds: 2 }, async ([job]) => {
         await endDeadOperation(rt, job!.data.operationId);
+      })],
+    );
+  }
+  // analytics pipelines (docs/pipeline.md#rest): several per worker, long-running
+  const perWorker = count > 0 ? config().pipelinesPerWorker : 0;
+  if (perWorker > 0) {
+    await ensurePipelineQueues(rt.boss);
+    ids.push(
+      [PIPELINE_QUEUE, await rt.boss.work<{ pipelineId: string }>(PIPELINE_QUEUE, { localConcurrency: perWorker, batchSize: 1, pollingIntervalSeconds: 1 }, async ([job]) => {
+        await runPipelineJob(rt, job!.data.pipelineId, workerName);
+      })],
+      [PIPELINE_DEAD_QUEUE, await rt.boss.work<{ pipelineId: string }>(PIPELINE_DEAD_QUEUE, { pollingIntervalSeconds: 2 }, async ([job]) => {
+        await endDeadPipeline(rt, job!.data.pipelineId);
       })],
     );
   }
