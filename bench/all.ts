@@ -10,6 +10,8 @@
  * - render-memory: peak memory of a 1080p render, 1 min vs 3 min clip (bench/render-memory.ts; --minutes 10 by hand)
  * - editor: the review editor in chromium with a 10-minute video and 2,000 tracks: seek and drag (bench/editor.ts)
  * - detection: POST /v1/detections (people, faces, every face option) on a 1080p photo by 1, 4 and 16 clients (bench/detection.ts)
+ * - pipeline: analytics pipeline frames per second on a 720p file; an RTSP stream read for a minute with memory sampled (bench/pipeline.ts)
+ * - aggregate: Data API aggregation of 10 million events over 30 days by hour, each function, PGlite and PostgreSQL (bench/aggregate.ts)
  * A benchmark that fails is reported with its exit code and the rest still run; the exit code
  * is non-zero when any failed.
  */
@@ -18,7 +20,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-const ALL = ["queue", "models", "video", "render", "render-memory", "editor", "detection"] as const;
+const ALL = ["queue", "models", "video", "render", "render-memory", "editor", "detection", "pipeline", "aggregate"] as const;
 const asked = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const unknown = asked.filter((a) => !(ALL as readonly string[]).includes(a));
 if (unknown.length) {

@@ -135,3 +135,78 @@ describe("File pipeline", () => {
     expect(await bad({ VIDEO_IN: clip, lptFilter: "mars" })).toMatch(/lptFilter: "mars" is not a region group; known: us, eu/);
   });
 });
+
+/**
+ * Ground truth with real photos: two people (crops of @vladmandic/face-api's demo photos, shipped in
+ * the npm package) moved across a real background (the ceiling of @vladmandic/human's party photo)
+ * at 200 px/s, 10 fps: one walks left to right, then the other right to left. Lines sit midway
+ * between two frames' positions, so the truth is known to the frame.
+ */
+describe("people from real photos", () => {
+  const PKG = path.join(ROOT, "node_modules", "@vladmandic");
+  const W = 800;
+  const H = 600;
+  const FRAMES_PEOPLE = 73;
+  /** Person A's centre x in frame f (frames 0-32), person B's (frames 40-72). */
+  const ax = (f: number) => 80 + 20 * f;
+  const bx = (f: number) => 720 - 20 * (f - 40);
+  let walk = "";
+
+  beforeAll(async () => {
+    const d = tempDir("pipeline-people");
+    const bg = await sharp(path.join(PKG, "human", "assets", "samples.jpg")).extract({ left: 150, top: 190, width: 1130, height: 210 }).resize(W, H, { fit: "fill" }).raw().toBuffer();
+    const patch = async (file: string, left: number, width: number, height: number) => sharp(path.join(PKG, "face-api", "demo", file)).extract({ left, top: 0, width, height }).resize({ height: 360 }).png().toBuffer();
+    const a = await patch("sample3.jpg", 1000, 450, 1350);
+    // the second walker: the same person photographed, mirrored (walking the other way)
+    const b = await sharp(a).flop().png().toBuffer();
+    const aw = (await sharp(a).metadata()).width!;
+    const bw = aw;
+    for (let f = 0; f < FRAMES_PEOPLE; f++) {
+      const layers = [];
+      if (f <= 32) layers.push({ input: a, left: Math.round(ax(f) - aw / 2), top: 120 });
+      if (f >= 40) layers.push({ input: b, left: Math.round(bx(f) - bw / 2), top: 120 });
+      await sharp(bg, { raw: { width: W, height: H, channels: 3 } }).composite(layers).png().toFile(path.join(d, `p${String(f).padStart(3, "0")}.png`));
+    }
+    walk = path.join(d, "walk.mp4");
+    await runFfmpeg(["-framerate", "10", "-i", path.join(d, "p%03d.png"), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", "18", walk]);
+  }, 180_000);
+  it("counts both walkers with their directions, the speed within 10%, presence within a frame, and nothing for a car-only sensor", async () => {
+    const start = "2026-11-24T08:00:00Z";
+    const sensors = {
+      workspaceId: "ws",
+      deviceId: "lobby-cam",
+      streamId: "lobby",
+      sensors: [
+        { id: "door", type: "COUNT", line: [[410, 0], [410, H]], classes: ["person"] },
+        { id: "pace", type: "SPEED", lines: [[[250, 0], [250, H]], [[570, 0], [570, H]]], distance: 6.4, unit: "m/s", classes: ["person"] },
+        { id: "desk", type: "PRESENCE", region: [[450, 0], [650, 0], [650, H], [450, H]], classes: ["person"] },
+        { id: "cars", type: "COUNT", line: [[410, 0], [410, H]], classes: ["car"] },
+      ],
+    };
+    const events: Array<Record<string, unknown> & { sensorId: string; timeCollected: string; value: number; direction: string | null }> = [];
+    const p = await Pipeline.create({ VIDEO_IN: walk, sensorsConfigFile: sensors, enabledClasses: "person,car", detectionMinConfidence: 0.25, startTime: start, storeEvents: false }, { onOutput: (o) => void events.push(...((o.sensorEvents ?? []) as never[])) });
+    const stats = await p.run();
+    expect(stats.framesAnalysed).toBe(FRAMES_PEOPLE);
+    const t = (e: { timeCollected: string }) => Date.parse(e.timeCollected) - Date.parse(start);
+    const by = (id: string) => events.filter((e) => e.sensorId === id);
+    const near = (ms: number, truth: number) => Math.abs(ms - truth) <= 100; // one frame
+    // A crosses x = 410 between frames 16 and 17 going right (NORTH), B between 55 and 56 going left
+    expect(by("door").map((e) => [e.direction, e.objectType])).toEqual([
+      ["NORTH", "person"],
+      ["SOUTH", "person"],
+    ]);
+    expect(by("door").map((e, i) => near(t(e), [1700, 5600][i]!))).toEqual([true, true]);
+    expect(by("cars")).toEqual([]);
+    // 6.4 m in 320 px at 200 px/s: 4 m/s, both ways
+    expect(by("pace").map((e) => e.direction)).toEqual(["NORTH", "SOUTH"]);
+    for (const e of by("pace")) expect(Math.abs(e.value - 4) / 4).toBeLessThan(0.1);
+    // inside x 450-650: A frames 19-28 (out at 29), B frames 44-53 (out at 54): 1.0 s each
+    const desk = by("desk");
+    expect(desk.map((e) => [e.value === 0 ? "in" : "out", e.active])).toEqual([["in", true], ["out", false], ["in", true], ["out", false]]);
+    expect(desk.map((e, i) => near(t(e), [1900, 2900, 4400, 5400][i]!))).toEqual([true, true, true, true]);
+    for (const e of [desk[1]!, desk[3]!]) expect(Math.abs(e.value - 1.0)).toBeLessThanOrEqual(0.2 + 1e-9);
+    // two people, two ids, in metaClasses.people
+    expect(new Set(events.filter((e) => e.sensorId === "door").map((e) => e.uniqueId)).size).toBe(2);
+  }, 180_000);
+});
+

@@ -30,7 +30,9 @@ export const SOURCE_OF: Record<EntryPoint, "file" | "rtsp" | "folder" | "direct"
 
 export const DEBUG_SETTINGS = ["eventAnalytics", "OSD", "dumpJson", "printJson", "json", "log", "filteringDebug", "history"] as const;
 export const TRACKER_TYPES = ["cpuBest", "cpuFast", "cpuFaster", "cpuFastest"] as const;
-export const METACLASSES = ["licensePlates", "vehicles", "all"] as const;
+export const METACLASSES = ["licensePlates", "vehicles", "people", "all"] as const;
+/** The spec's classes, and ours: person (counted by the same detector; outputs gain metaClasses.people). */
+export const PIPELINE_CLASSES = ["car", "licenseplate", "bus", "truck", "motorbike", "person"] as const;
 
 const bool = (name: string) => z.boolean({ error: `${name} must be true or false` });
 const str = (name: string, what = "a string") => z.string({ error: `${name} must be ${what}` });
@@ -51,6 +53,7 @@ const paths = (name: string) =>
 
 export const pipelineShape = {
   ...vehicleParamsShape,
+  enabledClasses: list("enabledClasses", PIPELINE_CLASSES).default(["car", "licenseplate", "bus", "truck", "motorbike"]),
   entryPoint: z.string().optional(),
   VIDEO_IN: str("VIDEO_IN", "a file, a folder or an rtsp:// URL").default(""),
   detectionModel: str("detectionModel", "a model name such as gen7es").default("gen7es"),

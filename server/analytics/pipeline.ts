@@ -226,9 +226,17 @@ export class Pipeline {
     const started = Date.now();
     if (f.fps) this.state.fps = f.fps;
     // 1. analysis
-    const wantVehicles = c.enabledClasses.some((k) => k !== "licenseplate");
-    const wantPlates = c.enabledClasses.includes("licenseplate");
-    const a = await analyzeImage(image, { vehicles: wantVehicles, plates: wantPlates, params: c as unknown as VehicleParams, group: this.group, groupName: c.lptFilter, vehicleDetector: this.detector });
+    const classes = c.enabledClasses as readonly string[];
+    const wantVehicles = classes.some((k) => k !== "licenseplate" && k !== "person");
+    const a = await analyzeImage(image, {
+      vehicles: wantVehicles,
+      plates: classes.includes("licenseplate"),
+      people: classes.includes("person"),
+      params: c as unknown as VehicleParams,
+      group: this.group,
+      groupName: c.lptFilter,
+      vehicleDetector: this.detector,
+    });
     const analysisMs = performance.now() - t0;
     if (c.debugRawResultsPrefix) this.writeRaw(tick, a);
     // 2. box filters
@@ -243,6 +251,7 @@ export class Pipeline {
       for (const v of vehicles) v.plate = v.plate !== null && keptP.has(a.plates[v.plate]!) ? plates.indexOf(a.plates[v.plate]!) : null;
       a.vehicles = vehicles;
       a.plates = plates;
+      if (a.people) a.people = applyBoxFilters(this.filters, a.people.map((p) => ({ cls: "person", box: p.box, p })), frame, logFn, this.debug("filteringDebug")).map((x) => x.p);
     }
     // 3. identities over time
     const tracked = this.state.update(a, timeMs);
@@ -271,7 +280,7 @@ export class Pipeline {
         objectType: e.objectType,
         uniqueId: e.uniqueId,
         confidence: tracked.objects.find((o) => o.num === e.uniqueId)?.score ?? null,
-        model: this.detector ? c.detectionModel : BUILT_IN_DETECTOR,
+        model: this.detector && e.objectType !== "person" ? c.detectionModel : BUILT_IN_DETECTOR,
         value: e.value,
         timeCollected: new Date(timeMs),
         data: e.data,
@@ -378,7 +387,10 @@ export class Pipeline {
     const c = this.config;
     this.stats.outputs++;
     const boxes = () =>
-      [...Object.entries(data.metaClasses.vehicles).map(([id, v]) => ({ box: v.box, label: `${id} ${v.vehicleClass ?? ""}`, color: "#00e676" })), ...Object.entries(data.metaClasses.licensePlates).map(([id, p]) => ({ box: p.box, label: `${id} ${String(p.attributes.lpString?.value ?? "")}`, color: "#ffd600" }))].map((b) => ({
+      [
+        ...Object.entries(data.metaClasses.vehicles).map(([id, v]) => ({ box: v.box, label: `${id} ${v.vehicleClass ?? ""}`, color: "#00e676" })),
+        ...Object.entries(data.metaClasses.people ?? {}).map(([id, v]) => ({ box: v.box, label: id, color: "#40c4ff" })),
+        ...Object.entries(data.metaClasses.licensePlates).map(([id, p]) => ({ box: p.box, label: `${id} ${String(p.attributes.lpString?.value ?? "")}`, color: "#ffd600" }))].map((b) => ({
         ...b,
         box: { x: b.box.x, y: b.box.y, width: b.box.width, height: b.box.height },
       }));

@@ -31,7 +31,8 @@ import type { SensorEvent } from "./sensors";
 
 export const ENGINE_VERSION = "obscura-analytics-1.0";
 
-type MetaClass = "vehicles" | "licensePlates";
+/** The spec's metaclasses, and ours: people (when enabledClasses has person). */
+type MetaClass = "vehicles" | "licensePlates" | "people";
 
 interface Attr {
   value: unknown;
@@ -63,7 +64,7 @@ export interface FrameObjectJson {
   attributes: Record<string, Attr & { updated: boolean }>;
   firstFrameTimestamp: number;
   bestDetectionTimestamp: number;
-  class: "licensePlate" | "car";
+  class: "licensePlate" | "car" | "person";
   vehicleClass?: string;
   box: { height: number; width: number; x: number; y: number };
   detectionScore: number;
@@ -79,7 +80,7 @@ export interface FrameOutput {
   frameId: string;
   frameTimestamp: number;
   analyticsTimestamp: number;
-  metaClasses: { licensePlates: Record<string, FrameObjectJson>; vehicles: Record<string, FrameObjectJson> };
+  metaClasses: { licensePlates: Record<string, FrameObjectJson>; vehicles: Record<string, FrameObjectJson>; people?: Record<string, FrameObjectJson> };
   sensorEvents?: SensorEvent[] & unknown[];
   links: Array<{ type: string; path: string; format: string }>;
   engine_version: string;
@@ -106,11 +107,16 @@ export interface TrackedFrame {
   ended: number[];
 }
 
+type Boxed = "vehicles" | "people";
+
 export class StreamState {
   private vehicles = new Map<string, ObjectRecord>();
+  private people = new Map<string, ObjectRecord>();
   private plates = new Map<string, ObjectRecord>();
-  private nextNum = { vehicles: 1, licensePlates: 1 };
+  /** Vehicles and people share one numbering (their numbers are the sensors' uniqueId); plates have their own. */
+  private nextNum = { objects: 1, licensePlates: 1 };
   private tracker: Tracker | null = null;
+  /** tracker id -> record id */
   private trackId = new Map<number, string>();
   private lastEmitted: { ids: Map<string, string>; counts: Record<MetaClass, number>; timeMs: number } | null = null;
   private tick = 0;
@@ -131,69 +137,98 @@ export class StreamState {
   /** Forgets everything (FolderWatch with updateResetStateOnNewInput: each input is a new stream). */
   reset(): void {
     this.vehicles.clear();
+    this.people.clear();
     this.plates.clear();
-    this.nextNum = { vehicles: 1, licensePlates: 1 };
+    this.nextNum = { objects: 1, licensePlates: 1 };
     this.trackId.clear();
     this.lastEmitted = null;
     if (this.c.useTracker) this.tracker = this.newTracker();
   }
 
   private newRecord(metaClass: MetaClass, frameMs: number, box: Box, score: number): ObjectRecord {
-    const num = this.nextNum[metaClass]++;
-    const id = `${metaClass === "vehicles" ? "vehicle" : "lp"}-${num}`;
+    const num = metaClass === "licensePlates" ? this.nextNum.licensePlates++ : this.nextNum.objects++;
+    const id = `${metaClass === "vehicles" ? "vehicle" : metaClass === "people" ? "person" : "lp"}-${num}`;
     return { id, num, metaClass, firstFrameTimestamp: frameMs, bestDetectionTimestamp: frameMs, bestScore: score, lastFrame: -1, framesSeen: 0, votes: new Map(), regions: new Map(), box, score, attributes: {} };
+  }
+
+  private store(m: Boxed): Map<string, ObjectRecord> {
+    return m === "vehicles" ? this.vehicles : this.people;
+  }
+
+  /**
+   * Identities of this frame's vehicles and people: record ids in input order, and the numbers of
+   * objects that ended (they leave the sensors' regions).
+   */
+  private identify(tick: number, frameMs: number, lists: Record<Boxed, Array<{ box: Box; score: number }>>): { ids: Record<Boxed, string[]>; ended: number[] } {
+    const ids: Record<Boxed, string[]> = { vehicles: [], people: [] };
+    const ended: number[] = [];
+    const kinds: Boxed[] = ["vehicles", "people"];
+    if (this.tracker) {
+      const dets: Detection[] = kinds.flatMap((m) => lists[m].map((o) => ({ type: m === "vehicles" ? ("vehicle" as const) : ("person" as const), score: o.score, box: o.box })));
+      const live = this.tracker.update(tick, dets);
+      const liveIds = new Set(live.map((t) => t.id));
+      for (const [tid, rid] of this.trackId) {
+        if (liveIds.has(tid)) continue;
+        const r = this.vehicles.get(rid) ?? this.people.get(rid);
+        if (r) ended.push(r.num);
+        this.trackId.delete(tid);
+      }
+      for (const m of kinds) {
+        const type = m === "vehicles" ? "vehicle" : "person";
+        const matched = new Map<number, number>();
+        for (const t of live) if (t.type === type && !t.predicted && t.frame === tick) matched.set(this.matchIndex(t.box, lists[m].map((o) => o.box)), t.id);
+        lists[m].forEach((o, i) => {
+          const tid = matched.get(i);
+          let key = tid !== undefined ? this.trackId.get(tid) : undefined;
+          if (!key) {
+            const r = this.newRecord(m, frameMs, o.box, o.score);
+            this.store(m).set(r.id, r);
+            key = r.id;
+            if (tid !== undefined) this.trackId.set(tid, key);
+          }
+          ids[m].push(key);
+        });
+      }
+      return { ids, ended };
+    }
+    for (const m of kinds) {
+      // an object missed by the detector in a frame or two keeps its id (memory: half a second)
+      const prev = [...this.store(m).values()].filter((r) => tick - r.lastFrame <= this.memory());
+      const taken = new Set<string>();
+      for (const o of lists[m]) {
+        let best: ObjectRecord | null = null;
+        let bestIou = 0.3;
+        for (const r of prev) {
+          if (taken.has(r.id)) continue;
+          const v = iou(r.box, o.box);
+          if (v >= bestIou) {
+            bestIou = v;
+            best = r;
+          }
+        }
+        if (!best) {
+          best = this.newRecord(m, frameMs, o.box, o.score);
+          this.store(m).set(best.id, best);
+        }
+        taken.add(best.id);
+        ids[m].push(best.id);
+      }
+      for (const r of prev) if (!taken.has(r.id) && tick - r.lastFrame >= this.memory()) ended.push(r.num);
+    }
+    return { ids, ended };
   }
 
   /** Gives this frame's analysis identities; returns the objects seen now. */
   update(a: Analysis, frameMs: number): TrackedFrame {
     const tick = this.tick++;
-    const ended: number[] = [];
-    // --- vehicles
-    const vIds: string[] = [];
-    if (this.tracker) {
-      const dets: Detection[] = a.vehicles.map((v, i) => ({ type: "vehicle", score: v.score, box: v.box, label: String(i) }));
-      const before = new Set(this.trackId.keys());
-      const live = this.tracker.update(tick, dets);
-      const liveIds = new Set(live.map((t) => t.id));
-      for (const id of before) if (!liveIds.has(id)) ended.push(id);
-      const byIndex = new Map<number, number>();
-      for (const t of live) if (!t.predicted && t.frame === tick) byIndex.set(this.matchIndex(t.box, a.vehicles.map((v) => v.box)), t.id);
-      a.vehicles.forEach((v, i) => {
-        const tid = byIndex.get(i);
-        let key = tid !== undefined ? this.trackId.get(tid) : undefined;
-        if (!key) {
-          const r = this.newRecord("vehicles", frameMs, v.box, v.score);
-          this.vehicles.set(r.id, r);
-          key = r.id;
-          if (tid !== undefined) this.trackId.set(tid, key);
-        }
-        vIds.push(key);
-      });
-      for (const id of ended) this.trackId.delete(id);
-    } else {
-      // a car missed by the detector in a frame or two keeps its id (memory: half a second)
-      const prev = [...this.vehicles.values()].filter((r) => tick - r.lastFrame <= this.memory());
-      const taken = new Set<string>();
-      a.vehicles.forEach((v) => {
-        let best: ObjectRecord | null = null;
-        let bestIou = 0.3;
-        for (const r of prev) {
-          if (taken.has(r.id)) continue;
-          const o = iou(r.box, v.box);
-          if (o >= bestIou) {
-            bestIou = o;
-            best = r;
-          }
-        }
-        if (!best) {
-          best = this.newRecord("vehicles", frameMs, v.box, v.score);
-          this.vehicles.set(best.id, best);
-        }
-        taken.add(best.id);
-        vIds.push(best.id);
-      });
-      for (const r of prev) if (!taken.has(r.id) && tick - r.lastFrame >= this.memory()) ended.push(r.num);
-    }
+    const people = a.people ?? [];
+    const { ids, ended } = this.identify(tick, frameMs, { vehicles: a.vehicles, people });
+    const vIds = ids.vehicles;
+    people.forEach((o, i) => {
+      const r = this.people.get(ids.people[i]!)!;
+      this.seen(r, tick, frameMs, o.box, o.score);
+      r.vehicleClass = "person";
+    });
     a.vehicles.forEach((v, i) => {
       const r = this.vehicles.get(vIds[i]!)!;
       this.seen(r, tick, frameMs, v.box, v.score);
@@ -242,14 +277,22 @@ export class StreamState {
       if (best.linkTo) this.vehicles.get(best.linkTo)!.linkTo = best.id;
     }
     // forget what is gone for good
-    for (const [id, r] of this.vehicles) if (tick - r.lastFrame >= this.memory() && !this.tracker) this.vehicles.delete(id);
+    const tracked = new Set(this.trackId.values());
+    for (const store of [this.vehicles, this.people]) {
+      for (const [id, r] of store) if (this.tracker ? tick - r.lastFrame > 1 && !tracked.has(id) : tick - r.lastFrame >= this.memory()) store.delete(id);
+    }
     for (const [id, r] of this.plates) if (tick - r.lastFrame > Math.max(1, this.c.lptStringMergeWindow)) this.plates.delete(id);
-    if (this.tracker) for (const [id, r] of this.vehicles) if (tick - r.lastFrame > 1 && ![...this.trackId.values()].includes(id)) this.vehicles.delete(id);
     return {
-      objects: a.vehicles.map((v, i) => {
-        const r = this.vehicles.get(vIds[i]!)!;
-        return { id: r.id, num: r.num, metaClass: "vehicles" as const, type: v.vehicleClass, box: v.box, score: v.score };
-      }),
+      objects: [
+        ...a.vehicles.map((v, i) => {
+          const r = this.vehicles.get(vIds[i]!)!;
+          return { id: r.id, num: r.num, metaClass: "vehicles" as const, type: v.vehicleClass as string, box: v.box, score: v.score };
+        }),
+        ...people.map((o, i) => {
+          const r = this.people.get(ids.people[i]!)!;
+          return { id: r.id, num: r.num, metaClass: "people" as const, type: "person", box: o.box, score: o.score };
+        }),
+      ],
       ended,
     };
   }
@@ -286,8 +329,9 @@ export class StreamState {
   private reported(): ObjectRecord[] {
     const now = this.tick - 1;
     const v = [...this.vehicles.values()].filter((r) => r.lastFrame === now);
+    const people = [...this.people.values()].filter((r) => r.lastFrame === now);
     const p = [...this.plates.values()].filter((r) => r.lastFrame === now && (this.c.lptStabilizationStrategy === "update" || r.framesSeen >= this.c.lptStabilizationDelay));
-    return [...v, ...p];
+    return [...v, ...people, ...p];
   }
 
   /**
@@ -299,8 +343,9 @@ export class StreamState {
     const shown = new Set(objs.map((o) => o.id));
     const values = new Map(objs.map((o) => [o.id, JSON.stringify(Object.fromEntries(Object.entries(o.attributes).map(([k, a]) => [k, a.value])))]));
     const last = this.lastEmitted;
-    const counts: Record<MetaClass, number> = { vehicles: objs.filter((o) => o.metaClass === "vehicles").length, licensePlates: objs.filter((o) => o.metaClass === "licensePlates").length };
-    const metaClasses: FrameOutput["metaClasses"] = { licensePlates: {}, vehicles: {} };
+    const count = (m: MetaClass) => objs.filter((o) => o.metaClass === m).length;
+    const counts: Record<MetaClass, number> = { vehicles: count("vehicles"), licensePlates: count("licensePlates"), people: count("people") };
+    const metaClasses: Required<FrameOutput["metaClasses"]> = { licensePlates: {}, vehicles: {}, people: {} };
     for (const o of objs) {
       const lastValues = last?.ids.get(o.id);
       const prevAttrs = lastValues ? (JSON.parse(lastValues) as Record<string, unknown>) : null;
@@ -310,8 +355,8 @@ export class StreamState {
         attributes,
         firstFrameTimestamp: o.firstFrameTimestamp,
         bestDetectionTimestamp: o.bestDetectionTimestamp,
-        class: o.metaClass === "vehicles" ? "car" : "licensePlate",
-        ...(o.vehicleClass ? { vehicleClass: o.vehicleClass } : {}),
+        class: o.metaClass === "vehicles" ? "car" : o.metaClass === "people" ? "person" : "licensePlate",
+        ...(o.vehicleClass && o.metaClass === "vehicles" ? { vehicleClass: o.vehicleClass } : {}),
         box: jsonBox(o.box),
         detectionScore: r3(o.score),
         updated: !lastValues || Object.values(attributes).some((a) => a.updated),
@@ -321,7 +366,7 @@ export class StreamState {
     const output: FrameOutput = {
       apiVersion: { major: 1, minor: 1 },
       ...base,
-      metaClasses,
+      metaClasses: this.c.enabledClasses.includes("person" as never) ? metaClasses : { licensePlates: metaClasses.licensePlates, vehicles: metaClasses.vehicles },
       ...(events ? { sensorEvents: events as never } : {}),
       links: [],
       engine_version: ENGINE_VERSION,
@@ -333,7 +378,7 @@ export class StreamState {
     else if (!last) emit = c.updateOnStart || !c.updateOnlyOnChange || objs.length > 0;
     else {
       const changed = objs.some((o) => last.ids.get(o.id) !== values.get(o.id)) || [...last.ids.keys()].some((id) => !shown.has(id));
-      const which = c.updateOnMetaclassCountChange.includes("all") ? (["vehicles", "licensePlates"] as const) : (c.updateOnMetaclassCountChange as MetaClass[]);
+      const which = c.updateOnMetaclassCountChange.includes("all") ? (["vehicles", "licensePlates", "people"] as const) : (c.updateOnMetaclassCountChange as MetaClass[]);
       const countChanged = which.some((m) => counts[m] !== last.counts[m]);
       const byTime = c.updateMinFrequencyMs > 0 && frameMs - last.timeMs >= c.updateMinFrequencyMs;
       emit = !c.updateOnlyOnChange || changed || countChanged || byTime || hasEvents;

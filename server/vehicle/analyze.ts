@@ -59,6 +59,8 @@ export interface Analysis {
   height: number;
   vehicles: VehicleResult[];
   plates: PlateResult[];
+  /** People, when asked for (the analytics pipeline's `person` class): the same detector run. */
+  people?: Array<{ box: Box; score: number }>;
 }
 
 export interface AnalyzeRequest {
@@ -69,6 +71,8 @@ export interface AnalyzeRequest {
   group: CompiledGroup;
   /** Its name, as `locale` reports it. */
   groupName: string;
+  /** Also report people (from the same detector run). */
+  people?: boolean;
   /** Finds vehicles instead of the built-in COCO detector (a custom model: the pipeline's detectionModel). */
   vehicleDetector?: Detector;
 }
@@ -96,9 +100,12 @@ export async function analyzeImage(image: RgbImage, req: AnalyzeRequest): Promis
   const p = req.params;
   const enabled = new Set<string>(p.enabledClasses);
   const vehicles: VehicleResult[] = [];
-  if (req.vehicles) {
-    const found = (await (req.vehicleDetector ?? detectors().coco).detect(image, { threshold: p.detectionMinConfidence }))
-      .filter((d) => d.type === "vehicle")
+  let people: Analysis["people"];
+  if (req.vehicles || req.people) {
+    const all = await (req.vehicleDetector ?? detectors().coco).detect(image, { threshold: p.detectionMinConfidence });
+    if (req.people) people = nms(all.filter((d) => d.type === "person").sort((a, b) => b.score - a.score), p.detectionOverlapThreshold).map((d) => ({ box: d.box, score: d.score }));
+    const found = all
+      .filter((d) => req.vehicles && d.type === "vehicle")
       .map((d) => ({ ...d, label: req.vehicleDetector ? vehicleLabel(d.label) : (d.label ?? "") }))
       .filter((d) => COCO_CLASS[d.label] && enabled.has(COCO_CLASS[d.label]!))
       .sort((a, b) => b.score - a.score);
@@ -119,7 +126,7 @@ export async function analyzeImage(image: RgbImage, req: AnalyzeRequest): Promis
     if (p.makeModelDummyValue) v.makeModel = { make: p.makeModelDummyValue, model: p.makeModelDummyValue, generation: null, score: 1 };
     else if (classifier) v.makeModel = await classifier.classify(image, v.box, p.mmcFilter);
   }
-  return { width: image.width, height: image.height, vehicles: kept, plates };
+  return { width: image.width, height: image.height, vehicles: kept, plates, ...(people ? { people } : {}) };
 }
 
 async function findPlates(image: RgbImage, req: AnalyzeRequest): Promise<PlateResult[]> {
