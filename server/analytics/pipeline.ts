@@ -124,12 +124,22 @@ const median = (xs: number[]) => {
   return s[Math.floor(s.length / 2)]!;
 };
 
-function encodeImage(image: RgbImage, format: "jpg" | "png", boxes: Array<{ box: Box; label: string; color: string }> = []): Promise<Buffer> {
+type SensorShapes = ReturnType<SensorEngine["geometry"]>;
+
+function encodeImage(image: RgbImage, format: "jpg" | "png", boxes: Array<{ box: Box; label: string; color: string }> = [], sensors: SensorShapes = []): Promise<Buffer> {
   let img = sharp(Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength), { raw: { width: image.width, height: image.height, channels: 3 } });
-  if (boxes.length) {
+  if (boxes.length || sensors.length) {
     const esc = (s: string) => s.replace(/[<>&"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
-    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${image.width}" height="${image.height}">${boxes
-      .map((b) => `<rect x="${b.box.x}" y="${b.box.y}" width="${b.box.width}" height="${b.box.height}" fill="none" stroke="${b.color}" stroke-width="3"/><text x="${b.box.x + 2}" y="${Math.max(14, b.box.y - 4)}" font-family="DejaVu Sans, sans-serif" font-size="14" fill="${b.color}">${esc(b.label)}</text>`)
+    const label = (x: number, y: number, text: string, color: string) =>
+      `<text x="${x}" y="${y}" font-family="DejaVu Sans, sans-serif" font-size="15" font-weight="bold" fill="${color}" stroke="#000" stroke-width="3" paint-order="stroke">${esc(text)}</text>`;
+    const shapes = sensors.map((s) => {
+      const lines = s.lines.map((l) => `<line x1="${l[0]![0]}" y1="${l[0]![1]}" x2="${l[1]![0]}" y2="${l[1]![1]}" stroke="#ff4081" stroke-width="3" stroke-dasharray="10 6"/>`).join("");
+      const region = s.region ? `<polygon points="${s.region.map((p) => p.join(",")).join(" ")}" fill="#ffab40" fill-opacity="0.18" stroke="#ffab40" stroke-width="2"/>` : "";
+      const at = s.region?.[0] ?? s.lines[0]?.[0] ?? [0, 0];
+      return `${region}${lines}${label(at[0] + 4, at[1] + 18, `${s.name} (${s.type})`, s.region ? "#ffab40" : "#ff4081")}`;
+    });
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${image.width}" height="${image.height}">${shapes.join("")}${boxes
+      .map((b) => `<rect x="${b.box.x}" y="${b.box.y}" width="${b.box.width}" height="${b.box.height}" fill="none" stroke="${b.color}" stroke-width="3"/>${label(b.box.x + 2, Math.max(16, b.box.y - 5), b.label, b.color)}`)
       .join("")}</svg>`;
     img = img.composite([{ input: Buffer.from(svg), top: 0, left: 0 }]);
   }
@@ -397,13 +407,13 @@ export class Pipeline {
     if (c.imageSaveDir) {
       fs.mkdirSync(c.imageSaveDir, { recursive: true });
       const file = path.join(c.imageSaveDir, `${c.sourceId}-${data.frameId}.${c.imageWriterFormat}`);
-      fs.writeFileSync(file, await encodeImage(image, c.imageWriterFormat, this.debug("OSD") ? boxes() : []));
+      fs.writeFileSync(file, await encodeImage(image, c.imageWriterFormat, this.debug("OSD") ? boxes() : [], this.debug("OSD") ? (this.sensors?.geometry() ?? []) : []));
       data.links.push({ type: "frame", path: file, format: c.imageWriterFormat });
     }
     if (c.outputPrefix) {
       const file = `${c.outputPrefix}${data.frameId}.jpg`;
       fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-      fs.writeFileSync(file, await encodeImage(image, "jpg", boxes()));
+      fs.writeFileSync(file, await encodeImage(image, "jpg", boxes(), this.sensors?.geometry() ?? []));
       data.links.push({ type: "annotated", path: file, format: "jpg" });
     }
     if (this.debug("printJson")) process.stdout.write(`${JSON.stringify(data)}\n`);

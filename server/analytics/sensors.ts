@@ -157,6 +157,16 @@ export class SensorEngine {
     });
   }
 
+  /** The sensors' lines and regions in frame pixels (to draw them on saved frames). */
+  geometry(): Array<{ name: string; type: SensorDef["type"]; lines: Pt[][]; region: Pt[] | null }> {
+    return this.sensors.map((d) => ({
+      name: d.name ?? d.id,
+      type: d.type,
+      lines: d.type === "SPEED" ? (d.lines as unknown as Pt[][]) : "line" in d ? [d.line as unknown as Pt[]] : [],
+      region: "region" in d ? (d.region as Pt[]) : null,
+    }));
+  }
+
   private counts(d: SensorDef, type: string): boolean {
     return !d.classes.length || d.classes.includes(type);
   }

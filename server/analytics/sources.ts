@@ -255,7 +255,18 @@ async function* rtspSession(c: PipelineConfig, size: { width: number; height: nu
     wake = null;
     w?.();
   };
+  // rtspTimeoutMs also bounds silence on the stream (RTP over UDP has no socket to time out): no
+  // frame data for that long ends this connection, and the caller reconnects
+  let lastData = Date.now();
+  let silent = false;
+  const watchdog = setInterval(() => {
+    if (Date.now() - lastData > c.rtspTimeoutMs && !child.stdout.isPaused()) {
+      silent = true;
+      child.kill("SIGKILL");
+    }
+  }, Math.min(1000, c.rtspTimeoutMs / 2));
   child.stdout.on("data", (chunk: Buffer) => {
+    lastData = Date.now();
     let off = 0;
     while (off < chunk.length) {
       const n = Math.min(frameBytes - filled, chunk.length - off);
@@ -307,12 +318,17 @@ async function* rtspSession(c: PipelineConfig, size: { width: number; height: nu
       const f = queue.shift();
       o.stats.queueLength = queue.length;
       if (!f) break;
-      if (child.stdout.isPaused()) child.stdout.resume();
+      if (child.stdout.isPaused()) {
+        lastData = Date.now();
+        child.stdout.resume();
+      }
       yield { data: f, width: size.width, height: size.height };
     }
     const code = await closed;
+    if (silent) throw new Error(`no video for ${c.rtspTimeoutMs} ms (rtspTimeoutMs)`);
     if (code !== 0 && !o.signal.aborted) throw new Error(safeUrl(err.trim().split("\n").slice(-2).join(" ")) || `ffmpeg exit ${code}`);
   } finally {
+    clearInterval(watchdog);
     o.signal.removeEventListener("abort", kill);
     if (child.exitCode === null) {
       // let ffmpeg close the recording segment properly, then make sure it is gone
