@@ -137,7 +137,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("admin console in chromium", () => {
     expect(wrongKind.status).toBe(401);
     page.once("dialog", (d) => d.accept());
     await page.click("button[aria-label='Revoke plate-reader']");
-    await expect.poll(() => page.locator("tr[data-token=plate-reader]").textContent()).toMatch(/revoked/);
+    await expect.poll(() => page.locator("tr[data-token=plate-reader]").textContent(), { timeout: 30_000 }).toMatch(/revoked/);
     const after = await annotate(key);
     expect(after.status).toBe(401);
     expect((await after.json()).error.message).toMatch(/revoked/);
