@@ -149,3 +149,47 @@ describe("a worker killed mid-job", () => {
     }
   });
 });
+
+describe("analytics pipelines across worker processes", () => {
+  it("run several per worker on two workers; a killed worker's pipelines start again elsewhere; all stop on request", async () => {
+    const c = await cluster(2, { OBSCURA_JOB_HEARTBEAT_SECONDS: "10", OBSCURA_PIPELINES_PER_WORKER: "2" });
+    try {
+      const sharp = (await import("sharp")).default;
+      const image = path.join(dir, "loop.png");
+      await sharp({ create: { width: 320, height: 240, channels: 3, background: "#456" } }).png().toFile(image);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await c.web.api("POST", "/api/v1/pipelines", { name: `loop-${i}`, config: { entryPoint: "ImageLoop", VIDEO_IN: image, loopCount: 0, enabledClasses: "car", storeEvents: false } });
+        expect(r.status).toBe(201);
+        ids.push(r.body.id);
+      }
+      const rows = async () => (await c.sql.query("select id, state, worker, attempts from pipelines order by name")).rows as Array<{ id: string; state: string; worker: string; attempts: number }>;
+      const until = async (ok: (r: Awaited<ReturnType<typeof rows>>) => boolean, ms: number) => {
+        const t0 = Date.now();
+        for (;;) {
+          const r = await rows();
+          if (ok(r)) return r;
+          if (Date.now() - t0 > ms) throw new Error(`pipelines stayed ${JSON.stringify(r)}`);
+          await new Promise((res) => setTimeout(res, 500));
+        }
+      };
+      const running = await until((r) => r.every((p) => p.state === "RUNNING"), 60_000);
+      const workers = new Set(running.map((p) => p.worker));
+      expect(workers.size).toBe(2); // 3 pipelines, 2 per worker: both workers hold some
+      // kill the worker holding the most pipelines; a fresh worker gives the room they need
+      const byWorker = [...workers].map((w) => [w, running.filter((p) => p.worker === w).map((p) => p.id)] as const).sort((a, b) => b[1].length - a[1].length);
+      const [victimName, victimIds] = byWorker[0]!;
+      const victim = c.workers.find((w) => victimName.endsWith(`:${w.proc.pid}`))!;
+      victim.kill();
+      const killedAt = Date.now();
+      c.addWorker();
+      const again = await until((r) => r.every((p) => p.state === "RUNNING" && p.worker !== victimName), 90_000);
+      console.log(`pipelines of a killed worker running again ${Date.now() - killedAt} ms after SIGKILL (heartbeat 10 s)`);
+      for (const p of again) expect(p.attempts).toBe(victimIds.includes(p.id) ? 2 : 1);
+      for (const id of ids) expect((await c.web.api("POST", `/api/v1/pipelines/${id}:stop`)).status).toBe(200);
+      await until((r) => r.every((p) => p.state === "STOPPED"), 30_000);
+    } finally {
+      await c.close();
+    }
+  }, 240_000);
+});

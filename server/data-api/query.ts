@@ -170,20 +170,21 @@ interface AggregateRow {
  * Windowed aggregates of `value` grouped by (k1, k2, direction, window). `keys` are the SQL
  * columns of the group (device + sensor name, or stream + sensor id), `where` the filter.
  */
-async function aggregate(o: { keys: [SQL, SQL]; where: SQL; start: Date; end: Date; seconds: number; fill: boolean; order: "ASCENDING" | "DESCENDING"; wanted: Array<[string, string]> }): Promise<AggregateRow[]> {
+async function aggregate(o: { keys: [SQL, SQL]; where: SQL; start: Date; end: Date; seconds: number; fill: boolean; order: "ASCENDING" | "DESCENDING"; wanted: Array<[string, string]>; functions: readonly AggregateFunction[] }): Promise<AggregateRow[]> {
   const windows = Math.ceil((o.end.getTime() - o.start.getTime()) / 1000 / o.seconds);
   if (windows > MAX_WINDOWS) {
     throw new ObscuraError("INVALID_ARGUMENT", `the time range holds ${windows} windows of ${o.seconds} s; at most ${MAX_WINDOWS} per query: use a longer interval or a shorter range`, { details: [{ field: "interval", problem: "too many windows" }] });
   }
   const step = sql.raw(`'${o.seconds} seconds'::interval`);
+  // percentiles sort each window's values: computed only when a function asks for them
+  const wanted = new Set(o.functions.map((f) => VALUE[f]));
+  const percentile = (q: number, name: "p25" | "p50" | "p75") => (wanted.has(name) ? sql.raw(`percentile_cont(${q}) within group (order by value)::float8 as ${name}`) : sql.raw(`null::float8 as ${name}`));
   const dir = sql.raw(o.order === "DESCENDING" ? "desc" : "asc");
   const agg = sql`
     select ${o.keys[0]} as k1, ${o.keys[1]} as k2, direction,
       date_bin(${step}, time_collected, ${o.start.toISOString()}::timestamptz) as w,
       count(*)::int as count, sum(value)::float8 as sum, avg(value)::float8 as avg, min(value)::float8 as min, max(value)::float8 as max,
-      percentile_cont(0.25) within group (order by value)::float8 as p25,
-      percentile_cont(0.5) within group (order by value)::float8 as p50,
-      percentile_cont(0.75) within group (order by value)::float8 as p75
+      ${percentile(0.25, "p25")}, ${percentile(0.5, "p50")}, ${percentile(0.75, "p75")}
     from sensor_events
     where ${o.where} and time_collected >= ${o.start.toISOString()}::timestamptz and time_collected < ${o.end.toISOString()}::timestamptz
     group by 1, 2, 3, 4`;
@@ -224,7 +225,7 @@ export async function deviceAggregate(url: URL, body: unknown) {
   }
   range(start, end);
   const where = sql`device_id = ${b.deviceId} and sensor_name in (${sql.join(b.sensors.map((s) => sql`${s}`), sql`, `)}) ${b.streamId ? sql`and stream_id = ${b.streamId}` : sql``}`;
-  const rows = await aggregate({ keys: [sql`device_id`, sql`sensor_name`], where, start, end, seconds: b.interval, fill: b.fillEmptyWindows, order: b.order, wanted: b.sensors.map((s) => [b.deviceId, s]) });
+  const rows = await aggregate({ keys: [sql`device_id`, sql`sensor_name`], where, start, end, seconds: b.interval, fill: b.fillEmptyWindows, order: b.order, wanted: b.sensors.map((s) => [b.deviceId, s]), functions: b.functions });
   return rows.map((r) => ({ deviceId: r.k1, sensorName: r.k2, direction: r.direction, ...windowRecord(r, b.functions, b.interval, end) }));
 }
 
@@ -235,7 +236,7 @@ export async function streamAggregate(body: unknown) {
   const start = b.startTime ?? new Date(end.getTime() - b.interval * 1000);
   range(start, end);
   const where = sql`stream_id = ${b.streamId} and sensor_id in (${sql.join(b.sensors.map((s) => sql`${s}`), sql`, `)}) ${b.deviceId ? sql`and device_id = ${b.deviceId}` : sql``}`;
-  const rows = await aggregate({ keys: [sql`stream_id`, sql`sensor_id`], where, start, end, seconds: b.interval, fill: b.fillEmptyWindows, order: b.order, wanted: b.sensors.map((s) => [b.streamId, s]) });
+  const rows = await aggregate({ keys: [sql`stream_id`, sql`sensor_id`], where, start, end, seconds: b.interval, fill: b.fillEmptyWindows, order: b.order, wanted: b.sensors.map((s) => [b.streamId, s]), functions: b.functions });
   return rows.map((r) => ({ streamId: r.k1, sensorId: r.k2, direction: r.direction, ...windowRecord(r, b.functions, b.interval, end) }));
 }
 
