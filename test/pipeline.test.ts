@@ -94,6 +94,43 @@ describe("File pipeline", () => {
     ]);
   }, 180_000);
 
+  it("with the tracker, a box filter and event images: events stored with tracks, frame and box JPEGs in the storage, media records", async () => {
+    const media = tempDir("pipeline-media");
+    const start = "2026-11-23T11:00:00Z";
+    const p = await Pipeline.create({
+      VIDEO_IN: clip,
+      sensorsConfigFile: { ...SENSORS, deviceId: "street-cam-2", sensors: [SENSORS.sensors[0]] },
+      detectionMinConfidence: 0.15,
+      enabledClasses: "car",
+      useTracker: true,
+      trackerType: "cpuBest",
+      // the street's upper half only; the car is inside it (a filter that left it out would leave no event)
+      boxFilterConfig: [{ type: "roi", region: [0, 0, 1, 0.9], requiredOverlap: 50 }, { type: "size", subtype: "width", min: 40 }],
+      saveEventImages: true,
+      eventImageUri: `file://${media}`,
+      startTime: start,
+    });
+    const stats = await p.run();
+    expect(stats.events).toBe(1);
+    const { sensorRecords } = await import("@/server/data-api/query");
+    const { records } = await sensorRecords({ deviceId: "street-cam-2", sensors: ["gate"], startTime: start, endTime: "2026-11-23T11:01:00Z", withImages: true, withTracks: true });
+    expect(records).toHaveLength(1);
+    const r = records[0] as { frameImage: string; boundingBoxImage: string; track: Array<{ x: number; y: number; t: number }>; direction: string };
+    expect(r.direction).toBe("NORTH");
+    expect(r.frameImage).toMatch(/^\/media\/street\?mediaId=/);
+    expect(r.boundingBoxImage).toMatch(/^\/media\/street\?mediaId=/);
+    // the track: the car's centre moving right, one point per analysed frame up to the crossing
+    expect(r.track.length).toBeGreaterThan(5);
+    expect(r.track.at(-1)!.x).toBeGreaterThan(r.track[0]!.x);
+    const { mediaBytes } = await import("@/server/data-api/media");
+    const frame = await mediaBytes("street", new URL(`http://x${r.frameImage}`).searchParams.get("mediaId"));
+    const box = await mediaBytes("street", new URL(`http://x${r.boundingBoxImage}`).searchParams.get("mediaId"));
+    expect(frame.contentType).toBe("image/jpeg");
+    expect((await sharp(frame.bytes).metadata()).width).toBe(800);
+    expect((await sharp(box.bytes).metadata()).width).toBeLessThan(400);
+    expect(fs.readdirSync(path.join(media, "street")).filter((f) => f.endsWith(".jpg"))).toHaveLength(2);
+  }, 120_000);
+
   it("runs from the command line: npm run pipeline -- --config FILE (a dry run prints the events)", () => {
     const cfg = path.join(dir, "pipeline.json");
     fs.writeFileSync(cfg, JSON.stringify({ VIDEO_IN: clip, sensorsConfigFile: SENSORS, detectionMinConfidence: 0.15, startTime: "2026-11-23T10:00:00Z", enabledClasses: "car" }));
