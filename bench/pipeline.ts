@@ -60,7 +60,7 @@ if (parts.includes("rtsp")) {
   const ports = { server: await freePort(), client: await freePort() };
   const mod = (await import("rtsp-streaming-server")) as unknown as { default: { default?: unknown } };
   const RtspServer = (mod.default.default ?? mod.default) as new (o: unknown) => { start(): Promise<void> };
-  const server = new RtspServer({ serverPort: ports.server, clientPort: ports.client, rtpPortStart: 31000, rtpPortCount: 40 });
+  const server = new RtspServer({ serverPort: ports.server, clientPort: ports.client, rtpPortStart: 31000, rtpPortCount: 400 });
   await server.start();
   const pub = spawn(ffmpegPath(), ["-hide_banner", "-loglevel", "error", "-re", "-stream_loop", "-1", "-i", clip, "-c:v", "copy", "-f", "rtsp", `rtsp://127.0.0.1:${ports.server}/cam`], { stdio: "ignore" });
   await new Promise((r) => setTimeout(r, 2000));

@@ -223,8 +223,12 @@ describe("RTSP", () => {
     const p = publisher;
     publisher = null;
     if (p && p.exitCode === null) {
-      p.kill("SIGKILL");
-      await new Promise((r) => p.once("close", r));
+      // SIGINT: ffmpeg ends the session with TEARDOWN (the server keeps a killed publisher's mount and refuses a new one with 503)
+      const closed = new Promise((r) => p.once("close", r));
+      p.kill("SIGINT");
+      const t = setTimeout(() => p.kill("SIGKILL"), 5000);
+      await closed;
+      clearTimeout(t);
     }
   };
 
@@ -234,7 +238,7 @@ describe("RTSP", () => {
     ports = { server: await freePort(), client: await freePort() };
     const mod = (await import("rtsp-streaming-server")) as unknown as { default: { default?: unknown } & (new (o: unknown) => typeof server) };
     const RtspServer = (mod.default.default ?? mod.default) as new (o: unknown) => NonNullable<typeof server>;
-    server = new RtspServer({ serverPort: ports.server, clientPort: ports.client, rtpPortStart: 30000 + (process.pid % 1000) * 20, rtpPortCount: 20 });
+    server = new RtspServer({ serverPort: ports.server, clientPort: ports.client, rtpPortStart: 20000 + (process.pid % 100) * 400, rtpPortCount: 400 });
     await server.start();
     publish();
     await new Promise((r) => setTimeout(r, 1500));

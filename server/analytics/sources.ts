@@ -258,15 +258,19 @@ async function* rtspSession(c: PipelineConfig, size: { width: number; height: nu
   // rtspTimeoutMs also bounds silence on the stream (RTP over UDP has no socket to time out): no
   // frame data for that long ends this connection, and the caller reconnects
   let lastData = Date.now();
+  let gotData = false;
   let silent = false;
   const watchdog = setInterval(() => {
-    if (Date.now() - lastData > c.rtspTimeoutMs && !child.stdout.isPaused()) {
+    // opening the stream (RTSP handshake, the first keyframe) gets longer than a gap between frames
+    const limit = gotData ? c.rtspTimeoutMs : 2 * c.rtspTimeoutMs + 3000;
+    if (Date.now() - lastData > limit && !child.stdout.isPaused()) {
       silent = true;
       child.kill("SIGKILL");
     }
   }, Math.min(1000, c.rtspTimeoutMs / 2));
   child.stdout.on("data", (chunk: Buffer) => {
     lastData = Date.now();
+    gotData = true;
     let off = 0;
     while (off < chunk.length) {
       const n = Math.min(frameBytes - filled, chunk.length - off);
