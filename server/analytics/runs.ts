@@ -21,6 +21,7 @@ import type { Principal } from "../auth/bearer";
 import { config as serverConfig } from "../config";
 import { runtime, type Runtime } from "../db/client";
 import { pipelines } from "../db/schema";
+import { queueMaker } from "../jobs/queues";
 import { log } from "../log";
 import { pipelineConfig, redactedConfig } from "./config";
 import { parseBoxFilters } from "./filters";
@@ -58,13 +59,7 @@ const ensured = new WeakSet<PgBoss>();
 export async function ensurePipelineQueues(boss: PgBoss): Promise<void> {
   if (ensured.has(boss)) return;
   const c = serverConfig();
-  const existing = new Set((await boss.getQueues()).map((q) => q.name));
-  const create = async (name: string, options: Parameters<PgBoss["createQueue"]>[1]) => {
-    if (existing.has(name)) await boss.updateQueue(name, options as never);
-    else await boss.createQueue(name, options).catch(async (e) => {
-      if (!(await boss.getQueue(name))) throw e;
-    });
-  };
+  const create = await queueMaker(boss);
   await create(PIPELINE_DEAD_QUEUE, { retryLimit: 0, expireInSeconds: 300 });
   await create(PIPELINE_QUEUE, { retryLimit: c.jobRetryLimit, retryDelay: 2, expireInSeconds: 24 * 3600, heartbeatSeconds: c.jobHeartbeatSeconds, deadLetter: PIPELINE_DEAD_QUEUE });
   ensured.add(boss);

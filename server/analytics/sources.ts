@@ -19,6 +19,7 @@ import path from "node:path";
 import { ObscuraError } from "@/lib/errors";
 import { decodeFrames, probe } from "../media";
 import { ffmpegPath } from "../media/binaries";
+import { FrameCutter } from "../media/frames";
 import type { RgbImage } from "../vision/types";
 import type { PipelineConfig } from "./config";
 
@@ -246,8 +247,7 @@ async function* rtspSession(c: PipelineConfig, size: { width: number; height: nu
   child.stderr.on("data", (b: Buffer) => (err = (err + b.toString()).slice(-2000)));
   const frameBytes = size.width * size.height * 3;
   const queue: Uint8Array[] = [];
-  let partial = new Uint8Array(frameBytes);
-  let filled = 0;
+  const cutter = new FrameCutter(frameBytes);
   let ended = false;
   let wake: (() => void) | null = null;
   const notify = () => {
@@ -271,23 +271,14 @@ async function* rtspSession(c: PipelineConfig, size: { width: number; height: nu
   child.stdout.on("data", (chunk: Buffer) => {
     lastData = Date.now();
     gotData = true;
-    let off = 0;
-    while (off < chunk.length) {
-      const n = Math.min(frameBytes - filled, chunk.length - off);
-      partial.set(chunk.subarray(off, off + n), filled);
-      filled += n;
-      off += n;
-      if (filled === frameBytes) {
-        queue.push(partial);
-        partial = new Uint8Array(frameBytes);
-        filled = 0;
-        o.stats.framesRead++;
-        if (c.maxQueueSize > 0 && queue.length > c.maxQueueSize) {
-          queue.shift();
-          o.stats.framesDropped++;
-        }
+    cutter.push(chunk, (f) => {
+      queue.push(f);
+      o.stats.framesRead++;
+      if (c.maxQueueSize > 0 && queue.length > c.maxQueueSize) {
+        queue.shift();
+        o.stats.framesDropped++;
       }
-    }
+    });
     // no queue: the reader waits for the pipeline (ffmpeg's own buffers then fill and it blocks)
     if (c.maxQueueSize === 0 && queue.length >= 1) child.stdout.pause();
     o.stats.queueLength = queue.length;

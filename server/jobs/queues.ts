@@ -19,17 +19,23 @@ export interface ProcessJob {
 
 const ensured = new WeakSet<PgBoss>();
 
+/** A function that creates a queue, or updates its options when it exists (nodes starting together may race: fine). */
+export async function queueMaker(boss: PgBoss): Promise<(name: string, options: Parameters<PgBoss["createQueue"]>[1]) => Promise<void>> {
+  const existing = new Set((await boss.getQueues()).map((q) => q.name));
+  return async (name, options) => {
+    if (existing.has(name)) await boss.updateQueue(name, options as never);
+    else
+      await boss.createQueue(name, options).catch(async (e) => {
+        // another node created it between our check and now
+        if (!(await boss.getQueue(name))) throw e;
+      });
+  };
+}
+
 export async function ensureQueues(boss: PgBoss): Promise<void> {
   if (ensured.has(boss)) return;
   const c = config();
-  const existing = new Set((await boss.getQueues()).map((q) => q.name));
-  const create = async (name: string, options: Parameters<PgBoss["createQueue"]>[1]) => {
-    if (existing.has(name)) await boss.updateQueue(name, options as never);
-    else await boss.createQueue(name, options).catch(async (e) => {
-      // another node created it between our check and now
-      if (!(await boss.getQueue(name))) throw e;
-    });
-  };
+  const create = await queueMaker(boss);
   await create(QUEUE.processDead, { retryLimit: 0, expireInSeconds: 300 });
   await create(QUEUE.process, {
     retryLimit: c.jobRetryLimit,

@@ -43,6 +43,36 @@ export function frameSize(info: MediaInfo, maxSide?: number): { width: number; h
   return { width, height, scale: w / width };
 }
 
+/** Cuts raw video arriving in chunks into whole frames, each its own copy; a partial frame waits for the next chunk. */
+export class FrameCutter {
+  private partial: Uint8Array | null = null;
+  private filled = 0;
+
+  constructor(private readonly frameBytes: number) {}
+
+  push(chunk: Buffer, onFrame: (frame: Uint8Array) => void): void {
+    let off = 0;
+    while (off < chunk.length) {
+      if (!this.partial && chunk.length - off >= this.frameBytes) {
+        // a whole frame in this chunk: one copy (the chunk's memory is not kept alive)
+        onFrame(new Uint8Array(chunk.buffer, chunk.byteOffset + off, this.frameBytes).slice());
+        off += this.frameBytes;
+        continue;
+      }
+      this.partial ??= new Uint8Array(this.frameBytes);
+      const n = Math.min(this.frameBytes - this.filled, chunk.length - off);
+      this.partial.set(chunk.subarray(off, off + n), this.filled);
+      this.filled += n;
+      off += n;
+      if (this.filled === this.frameBytes) {
+        onFrame(this.partial);
+        this.partial = null;
+        this.filled = 0;
+      }
+    }
+  }
+}
+
 export async function* decodeFrames(file: string, info: MediaInfo, opts: FrameOptions = {}): AsyncGenerator<DecodedFrame> {
   const stride = Math.max(1, Math.floor(opts.stride ?? 1));
   const { width, height, scale } = frameSize(info, opts.maxSide);
@@ -70,8 +100,7 @@ export async function* decodeFrames(file: string, info: MediaInfo, opts: FrameOp
   // next frames while the caller works on this one; stdout is paused while the queue is full.
   const prefetch = Math.max(1, Math.floor(opts.prefetch ?? 2));
   const queue: Uint8Array[] = [];
-  let partial: Uint8Array | null = null;
-  let filled = 0;
+  const cutter = new FrameCutter(frameBytes);
   let ended = false;
   let failure: Error | null = null;
   let wake: (() => void) | null = null;
@@ -81,25 +110,7 @@ export async function* decodeFrames(file: string, info: MediaInfo, opts: FrameOp
     w?.();
   };
   child.stdout.on("data", (chunk: Buffer) => {
-    let off = 0;
-    while (off < chunk.length) {
-      if (!partial && filled === 0 && chunk.length - off >= frameBytes) {
-        // a whole frame in this chunk: one copy (the chunk's memory is not kept alive)
-        queue.push(new Uint8Array(chunk.buffer, chunk.byteOffset + off, frameBytes).slice());
-        off += frameBytes;
-        continue;
-      }
-      partial ??= new Uint8Array(frameBytes);
-      const n = Math.min(frameBytes - filled, chunk.length - off);
-      partial.set(chunk.subarray(off, off + n), filled);
-      filled += n;
-      off += n;
-      if (filled === frameBytes) {
-        queue.push(partial);
-        partial = null;
-        filled = 0;
-      }
-    }
+    cutter.push(chunk, (f) => queue.push(f));
     if (queue.length >= prefetch) child.stdout.pause();
     notify();
   });
