@@ -123,9 +123,9 @@ describe("ImageLoop with extension modules, outputs and AMQP", () => {
     const received: Array<{ body: Record<string, unknown>; props: amqp.MessageProperties }> = [];
     await ch.consume(q.queue, (m) => m && received.push({ body: JSON.parse(m.content.toString()), props: m.properties }), { noAck: true });
     const first = path.join(dir, "first.mjs");
-    const second = path.join(dir, "second.mjs");
+    const second = path.join(dir, "second.ts"); // TypeScript modules load too
     fs.writeFileSync(first, `let cfg = "";\nexport function configure(p) { cfg = p; }\nexport function process(tick, data, frame) { return { ...data, seen: [\`first:\${tick}:\${frame.width}x\${frame.height}:\${cfg}\`] }; }\n`);
-    fs.writeFileSync(second, `export default { process(tick, data) { data.seen.push("second"); return data; } };\n`);
+    fs.writeFileSync(second, `type Data = { seen: string[] };\nexport default { process(tick: number, data: Data): Data { data.seen.push("second"); return data; } };\n`);
     const cfgFile = path.join(dir, "loop.yaml");
     const out = path.join(dir, "out");
     fs.writeFileSync(
@@ -137,7 +137,7 @@ describe("ImageLoop with extension modules, outputs and AMQP", () => {
         "sourceId: cam-7",
         "enabledClasses: car,licenseplate",
         "updateOnlyOnChange: false",
-        "extensionModules: first.mjs, second.mjs",
+        "extensionModules: first.mjs, second.ts",
         `imageSaveDir: ${out}/frames`,
         "imageWriterFormat: png",
         `outputPrefix: ${out}/annotated-`,

@@ -10,6 +10,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deviceAggregate } from "@/server/data-api/query";
 import { runFfmpeg } from "@/server/media";
+import { resetS3Client } from "@/server/storage/s3";
 import { pipelineConfig } from "@/server/analytics/config";
 import { Pipeline, type PipelineStats } from "@/server/analytics/pipeline";
 import type { FrameOutput } from "@/server/analytics/stream";
@@ -18,6 +19,7 @@ import { carSvg } from "./helpers/cars";
 import { switchDatabase } from "./helpers/database";
 import { useModelDataDir } from "./helpers/models";
 import { ROOT, tempDir } from "./helpers/server";
+import { startAzurite, startS3rver } from "./helpers/storage-servers";
 
 useModelDataDir("pipeline");
 
@@ -130,6 +132,53 @@ describe("File pipeline", () => {
     expect((await sharp(box.bytes).metadata()).width).toBeLessThan(400);
     expect(fs.readdirSync(path.join(media, "street")).filter((f) => f.endsWith(".jpg"))).toHaveLength(2);
   }, 120_000);
+
+  it("event images in S3 (s3rver) and Azure blobs (azurite): written under eventImageUri, served back by the Data API", async () => {
+    const s3 = await startS3rver();
+    const azure = await startAzurite();
+    const saved = { ...process.env };
+    Object.assign(process.env, s3.env);
+    resetS3Client();
+    try {
+      const { sensorRecords } = await import("@/server/data-api/query");
+      const { mediaBytes } = await import("@/server/data-api/media");
+      const { listPrefix } = await import("@/server/storage");
+      const sas = await azure.containerSasUrl("events", "cams/");
+      const targets = [
+        { name: "s3", uri: `s3://${s3.bucket}/events`, list: `s3://${s3.bucket}/events/` }, // no trailing "/": still a folder
+        { name: "azure", uri: sas, list: sas },
+      ];
+      for (const [i, t] of targets.entries()) {
+        const start = `2026-11-23T1${2 + i}:00:00Z`;
+        const deviceId = `street-cam-${t.name}`;
+        const p = await Pipeline.create({
+          VIDEO_IN: clip,
+          sensorsConfigFile: { ...SENSORS, deviceId, streamId: `street/${t.name}`, sensors: [SENSORS.sensors[0]] },
+          detectionMinConfidence: 0.15,
+          enabledClasses: "car",
+          saveEventImages: true,
+          eventImageUri: t.uri,
+          startTime: start,
+        });
+        expect((await p.run()).events).toBe(1);
+        const { records } = await sensorRecords({ deviceId, sensors: ["gate"], startTime: start, endTime: start.replace(":00:00Z", ":01:00Z"), withImages: true });
+        const r = records[0] as { frameImage: string; boundingBoxImage: string };
+        const id = (u: string) => new URL(`http://x${u}`).searchParams.get("mediaId");
+        const frame = await mediaBytes(`street/${t.name}`, id(r.frameImage));
+        expect((await sharp(frame.bytes).metadata()).width).toBe(800);
+        expect((await sharp((await mediaBytes(`street/${t.name}`, id(r.boundingBoxImage))).bytes).metadata()).width).toBeLessThan(400);
+        // both JPEGs sit in the stream's folder ("/" in the stream id made safe) of that storage
+        const names = await listPrefix(t.list);
+        expect(names.filter((n) => n.startsWith(`street_${t.name}/`) && n.endsWith(".jpg"))).toHaveLength(2);
+      }
+      expect(() => pipelineConfig({ VIDEO_IN: clip, eventImageUri: "ftp://host/x" })).toThrow(/eventImageUri: .*must be one of file:\/\/\//);
+    } finally {
+      process.env = saved;
+      resetS3Client();
+      await s3.stop();
+      await azure.stop();
+    }
+  }, 180_000);
 
   it("runs from the command line: npm run pipeline -- --config FILE (a dry run prints the events)", () => {
     const cfg = path.join(dir, "pipeline.json");

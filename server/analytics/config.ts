@@ -13,6 +13,7 @@ import path from "node:path";
 import YAML from "yaml";
 import { z } from "zod";
 import { ObscuraError } from "@/lib/errors";
+import { isPrefixUri, uriProblem } from "@/lib/storage-uri";
 import { vehicleParamsShape, zodDetails } from "../vehicle/params";
 
 export const ENTRY_POINTS = ["File", "RTSP", "GstRTSP", "GstFile", "FolderWatch", "Direct", "ImageLoop"] as const;
@@ -125,7 +126,14 @@ export const pipelineShape = {
   storeEvents: bool("storeEvents").default(true),
   saveEventImages: bool("saveEventImages").default(false),
   /** Where event images go (a storage URI: file://, s3://, azure://); default OBSCURA_DATA_DIR/analytics-media. */
-  eventImageUri: str("eventImageUri", "a storage URI").default(""),
+  eventImageUri: str("eventImageUri", "a storage URI")
+    .default("")
+    .superRefine((v, ctx) => {
+      const problem = v === "" ? null : uriProblem(v, "output");
+      if (problem) ctx.addIssue({ code: "custom", message: `eventImageUri: ${problem}` });
+    })
+    // a folder of images: "s3://b/events" and "s3://b/events/" alike (a SAS query string stays at the end)
+    .transform((v) => (v === "" || isPrefixUri(v) ? v : v.replace(/^([^?]*)/, "$1/"))),
 };
 
 const schema = z.object(pipelineShape).strict();

@@ -23,7 +23,7 @@ import { ObscuraError } from "@/lib/errors";
 import type { Box } from "@/lib/geometry";
 import { config as serverConfig } from "../config";
 import { log } from "../log";
-import { writeBytes } from "../storage";
+import { joinUri, writeBytes } from "../storage";
 import { analyzeImage } from "../vehicle/analyze";
 import type { VehicleParams } from "../vehicle/params";
 import { compileGroup, loadGroups } from "../vehicle/regions";
@@ -361,19 +361,19 @@ export class Pipeline {
   private async storeEvents(events: SensorEventInput[], image: RgbImage, objects: Array<{ num: number; box: Box }>): Promise<void> {
     const c = this.config;
     if (c.saveEventImages && this.sensorsFile) {
-      const base = (c.eventImageUri || pathToFileURL(path.join(serverConfig().dataDir, "analytics-media")).href).replace(/\/$/, "");
+      const base = c.eventImageUri || `${pathToFileURL(path.join(serverConfig().dataDir, "analytics-media")).href}/`;
       const frame = await encodeImage(image, "jpg");
       const media: Parameters<typeof insertMedia>[0][number][] = [];
       for (const e of events) {
         const frameId = crypto.randomUUID();
-        const frameUri = `${base}/${encodeURIComponent(e.streamId)}/${frameId}.jpg`;
+        const frameUri = joinUri(base, `${folderName(e.streamId)}/${frameId}.jpg`);
         await writeBytes(frameUri, frame);
         media.push({ id: frameId, workspaceId: e.workspaceId, streamId: e.streamId, deviceId: e.deviceId, timeCollected: e.timeCollected, mediaType: "IMAGE", uri: frameUri, contentType: "image/jpeg", captureType: "RAW", startTime: e.timeCollected, events: [{ eventId: e.id! }] });
         e.frameImage = mediaPath(e.streamId, frameId);
         const o = objects.find((x) => x.num === e.uniqueId);
         if (o) {
           const boxId = crypto.randomUUID();
-          const boxUri = `${base}/${encodeURIComponent(e.streamId)}/${boxId}.jpg`;
+          const boxUri = joinUri(base, `${folderName(e.streamId)}/${boxId}.jpg`);
           await writeBytes(boxUri, await encodeImage(crop(image, o.box), "jpg"));
           media.push({ id: boxId, workspaceId: e.workspaceId, streamId: e.streamId, deviceId: e.deviceId, timeCollected: e.timeCollected, mediaType: "IMAGE", uri: boxUri, contentType: "image/jpeg", captureType: "BOUNDING_BOX", startTime: e.timeCollected, objects: [{ objectId: String(o.num) }], events: [{ eventId: e.id! }] });
           e.boundingBoxImage = mediaPath(e.streamId, boxId);
@@ -467,4 +467,10 @@ function mediaPath(streamId: string, id: string): string {
 export async function runPipeline(input: unknown, opts: PipelineOptions & { signal?: AbortSignal } = {}): Promise<PipelineStats> {
   const p = await Pipeline.create(input, opts);
   return p.run(opts.signal);
+}
+
+/** A stream id as one safe folder name under eventImageUri (the image names are UUIDs, so a shared folder is harmless). */
+function folderName(streamId: string): string {
+  const name = streamId.replace(/[^A-Za-z0-9._-]/g, "_");
+  return name === "" || name === "." || name === ".." ? "_" : name;
 }
