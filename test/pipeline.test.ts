@@ -207,6 +207,19 @@ describe("File pipeline", () => {
     expect(() => pipelineConfig({ VIDEO_IN: clip, debugSettings: "printJson,verbose" })).toThrow(/each entry of debugSettings must be one of eventAnalytics, OSD/);
     expect(() => pipelineConfig({ VIDEO_IN: clip, amqpHost: "rabbit:5672" })).toThrow(/amqpHost: "rabbit:5672" must be a host name or address only/);
     expect(() => pipelineConfig({ VIDEO_IN: clip, extensionModules: "missing.mjs" })).toThrow(/extensionModules\[0\]: "missing.mjs" is not a file/);
+    // secrets never appear in the message: passwords, a SAS signature
+    const secretless = (cfg: Record<string, unknown>) => {
+      try {
+        pipelineConfig({ VIDEO_IN: clip, ...cfg });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return "accepted";
+    };
+    expect(secretless({ amqpPassword: 987654 })).toBe('pipeline configuration: amqpPassword: amqpPassword must be a string (got "***")');
+    const sas = secretless({ eventImageUri: "https://example.net/c/x?token=S3CRETS1G" }); // no SAS: plain http, refused
+    expect(sas).toMatch(/eventImageUri: a plain http\(s\) URL cannot be written to/);
+    expect(sas).not.toContain("S3CRETS1G");
     // text values from hand-written YAML are read as their types
     expect(pipelineConfig({ VIDEO_IN: clip, useTracker: "true", fpsLimit: "5" })).toMatchObject({ useTracker: true, fpsLimit: 5, entryPoint: "File", updateOnlyOnChange: true, lptStabilizationStrategy: "remove" });
     expect(await bad({ VIDEO_IN: clip, detectionModel: "yolo-cars" })).toMatch(/detectionModel: "yolo-cars" is not a model here; allowed: gen5..gen7 names such as gen7es/);

@@ -130,7 +130,7 @@ export const pipelineShape = {
     .default("")
     .superRefine((v, ctx) => {
       const problem = v === "" ? null : uriProblem(v, "output");
-      if (problem) ctx.addIssue({ code: "custom", message: `eventImageUri: ${problem}` });
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
     })
     // a folder of images: "s3://b/events" and "s3://b/events/" alike (a SAS query string stays at the end)
     .transform((v) => (v === "" || isPrefixUri(v) ? v : v.replace(/^([^?]*)/, "$1/"))),

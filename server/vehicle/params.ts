@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import { z } from "zod";
 import { ObscuraError } from "@/lib/errors";
+import { redactUri } from "@/lib/storage-uri";
 
 export const VEHICLE_CLASSES = ["car", "bus", "truck", "motorbike"] as const;
 export type VehicleClass = (typeof VEHICLE_CLASSES)[number];
@@ -70,11 +71,17 @@ export const NOT_USED = new Set([
 ]);
 
 /** Each problem as {field, problem}, the problem naming the value given. */
+/** A refused value as the error shows it: secrets never (passwords, keys, tokens; URL passwords and SAS signatures redacted). */
+function shown(field: string, value: unknown): string {
+  if (/password|secret|token|api_?key/i.test(field)) return '"***"';
+  return typeof value === "string" ? JSON.stringify(redactUri(value)) : JSON.stringify(value);
+}
+
 export function zodDetails(error: z.ZodError, input: unknown): Array<{ field: string; problem: string }> {
   return error.issues.map((i) => {
     const field = i.path.join(".");
     const value = i.path.reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as Record<PropertyKey, unknown>)[k as PropertyKey] : undefined), input);
-    return { field, problem: `${i.message}${value === undefined ? "" : ` (got ${JSON.stringify(value)})`}` };
+    return { field, problem: `${i.message}${value === undefined ? "" : ` (got ${shown(field, value)})`}` };
   });
 }
 
