@@ -53,7 +53,7 @@ describe("pipelines over REST (PostgreSQL, in-process worker)", () => {
   });
 
   it("runs an endless ImageLoop in the worker, shows its statistics, stops on request; a File pipeline succeeds", async () => {
-    const created = await api("POST", "", { name: "loop", config: { entryPoint: "ImageLoop", VIDEO_IN: image, loopCount: 0, enabledClasses: "car", amqpPassword: "s3cret", storeEvents: false } });
+    const created = await api("POST", "", { name: "loop", config: { entryPoint: "ImageLoop", VIDEO_IN: image, loopCount: 0, enabledClasses: "car", amqpPassword: "s3cret", storeEvents: false, eventImageUri: "https://acct.blob.core.windows.net/events/?sv=2025-11-05&sig=S4SSIGNATURE" } });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: "loop", state: "QUEUED", entryPoint: "ImageLoop" });
     expect(created.body.config.amqpPassword).toBe("***");
@@ -69,6 +69,8 @@ describe("pipelines over REST (PostgreSQL, in-process worker)", () => {
     const stopped = await waitFor(id, (p) => p.state === "STOPPED");
     expect(stopped.endTime).not.toBeNull();
     expect(JSON.stringify(stopped)).not.toContain("s3cret");
+    expect(JSON.stringify(stopped)).not.toContain("S4SSIGNATURE");
+    expect(stopped.config.eventImageUri).toBe("https://acct.blob.core.windows.net/events/?sv=2025-11-05&sig=REDACTED");
     // the configuration as YAML; a file runs to its end
     const yaml = await api("POST", "", `entryPoint: File\nVIDEO_IN: ${image}\nenabledClasses: car\nstoreEvents: false\n`, "application/yaml");
     expect(yaml.status).toBe(201);

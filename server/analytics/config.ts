@@ -13,7 +13,7 @@ import path from "node:path";
 import YAML from "yaml";
 import { z } from "zod";
 import { ObscuraError } from "@/lib/errors";
-import { isPrefixUri, uriProblem } from "@/lib/storage-uri";
+import { isPrefixUri, redactUri, uriProblem } from "@/lib/storage-uri";
 import { vehicleParamsShape, zodDetails } from "../vehicle/params";
 
 export const ENTRY_POINTS = ["File", "RTSP", "GstRTSP", "GstFile", "FolderWatch", "Direct", "ImageLoop"] as const;
@@ -269,5 +269,7 @@ export function redactedConfig(c: Record<string, unknown>): Record<string, unkno
   const out = { ...c };
   if (out.amqpPassword) out.amqpPassword = "***";
   if (typeof out.VIDEO_IN === "string") out.VIDEO_IN = out.VIDEO_IN.replace(/\/\/([^/@]*)@/, "//***@");
+  // any other URL (eventImageUri with a SAS signature, say): passwords and secret query values out
+  for (const [k, v] of Object.entries(out)) if (typeof v === "string" && k !== "amqpPassword") out[k] = redactUri(v);
   return out;
 }
