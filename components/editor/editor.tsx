@@ -200,8 +200,13 @@ function EditorView({ api, data, frameInfo, onReload, parentOrigin, backHref, us
     },
     [mergeFrom, tracks, edit],
   );
+  // the frame shown now, updated at once by seeks (key presses quicker than React's renders step from it)
   const frameRef = useRef(0);
   frameRef.current = frame;
+  const onFrame = useCallback((f: number) => {
+    frameRef.current = f;
+    setFrame(f);
+  }, []);
   const selectAndShow = useCallback(
     (id: number) => {
       select(id);
@@ -409,12 +414,12 @@ function EditorView({ api, data, frameInfo, onReload, parentOrigin, backHref, us
         case "f":
         case "F":
         case "ArrowRight":
-          seek(frame + step);
+          seek(frameRef.current + step);
           break;
         case "d":
         case "D":
         case "ArrowLeft":
-          seek(frame - step);
+          seek(frameRef.current - step);
           break;
         case " ":
           stage.current?.toggle();
@@ -602,7 +607,7 @@ function EditorView({ api, data, frameInfo, onReload, parentOrigin, backHref, us
             liveTrackId={liveTrackId}
             captionsSrc={captions}
             maxHeight={typeof window === "undefined" ? 480 : Math.max(240, window.innerHeight - 360)}
-            onFrame={setFrame}
+            onFrame={onFrame}
             onPlaying={onPlaying}
             onSelect={select}
             onBoxChange={onBoxChange}

@@ -88,7 +88,9 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
       videoRef.current = video;
       const v = video;
       const onVideoFrame = (_now: number, meta: VideoFrameCallbackMetadata) => {
-        cb.current.onFrame(Math.min(cb.current.frameCount - 1, frameOf(meta.mediaTime, cb.current.fps)));
+        // during a seek the picture still shows an earlier frame: seek() already set the new one
+        // (taking it back here made quick F presses lose steps)
+        if (!v.seeking) cb.current.onFrame(Math.min(cb.current.frameCount - 1, frameOf(meta.mediaTime, cb.current.fps)));
         paintPreview.current();
         handle = v.requestVideoFrameCallback(onVideoFrame);
       };
