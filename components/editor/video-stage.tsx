@@ -67,6 +67,9 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
   const displayW = useElementSize(shellRef).width;
   const cb = useRef(p);
   cb.current = p;
+  /** The frame a paused user asked for last (null while playing): the counter never goes back behind it. */
+  const wanted = useRef<number | null>(null);
+  const reseeks = useRef(0);
 
   const aspect = p.width / p.height;
   const dw = Math.max(1, Math.min(displayW, Math.floor(p.maxHeight * aspect)));
@@ -88,13 +91,24 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
       videoRef.current = video;
       const v = video;
       const onVideoFrame = (_now: number, meta: VideoFrameCallbackMetadata) => {
-        // during a seek the picture still shows an earlier frame: seek() already set the new one
-        // (taking it back here made quick F presses lose steps)
-        if (!v.seeking) cb.current.onFrame(Math.min(cb.current.frameCount - 1, frameOf(meta.mediaTime, cb.current.fps)));
+        const got = Math.min(cb.current.frameCount - 1, frameOf(meta.mediaTime, cb.current.fps));
+        const want = wanted.current;
+        if (v.paused && want !== null && got !== want) {
+          // a picture from before the seek the user asked for (a seek still running, or one the
+          // video dropped because it came before the video had loaded): keep the asked-for frame
+          // and ask the video again once (never taking the counter back: that lost F presses)
+          if (!v.seeking && reseeks.current++ < 1) v.currentTime = timeOf(want, cb.current.fps);
+        } else if (!v.seeking) cb.current.onFrame(got);
         paintPreview.current();
         handle = v.requestVideoFrameCallback(onVideoFrame);
       };
-      v.addEventListener("loadeddata", () => paintPreview.current());
+      v.addEventListener("loadeddata", () => {
+        // a seek asked for while the video was still loading
+        const want = wanted.current;
+        if (want !== null && frameOf(v.currentTime, cb.current.fps) !== want) v.currentTime = timeOf(want, cb.current.fps);
+        paintPreview.current();
+      });
+      v.addEventListener("play", () => (wanted.current = null));
       v.addEventListener("seeked", () => paintPreview.current());
       handle = v.requestVideoFrameCallback(onVideoFrame);
     });
@@ -129,6 +143,8 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
     () => ({
       seek(frame: number) {
         const f = Math.max(0, Math.min(cb.current.frameCount - 1, frame));
+        wanted.current = playerRef.current?.paused() === false ? null : f;
+        reseeks.current = 0;
         cb.current.onFrame(f); // draw the new frame's boxes at once; the video catches up
         playerRef.current?.currentTime(timeOf(f, cb.current.fps));
       },
