@@ -197,12 +197,25 @@ describe.skipIf(!fs.existsSync(CHROMIUM))("review editor in chromium", () => {
 
   it("steps frames with F/D and the arrows, ends a track with O, deletes with Del, undoes, shows the keys with ?, and live-tracks a drawn box", async () => {
     const page = await signedIn("rita");
+    // the video arrives late (a loaded server): keys pressed before it has loaded still count
+    let held = true;
+    await page.route(/\/media(\?|$)/, async (r) => {
+      while (held) await new Promise((res) => setTimeout(res, 100));
+      await r.continue();
+    });
     await page.goto(`${s.url}/projects/${PROJECT}/videos/${sessionId}`);
     await page.waitForSelector("[data-track]");
     const frameNow = () => page.textContent("[data-testid=frame]");
     await page.locator("[data-testid=video-stage]").hover();
     for (let i = 0; i < 3; i++) await page.keyboard.press("f");
     await expect.poll(frameNow, { timeout: 10_000 }).toBe("3");
+    held = false;
+    // the video loads (and presents its first picture): the counter stays, the picture follows
+    await page.waitForFunction(() => {
+      const v = document.querySelector("video");
+      return !!v && v.readyState >= 2 && !v.seeking && Math.abs(v.currentTime - 3.5 / 25) < 0.02;
+    });
+    expect(await frameNow()).toBe("3");
     await page.keyboard.press("ArrowLeft");
     await expect.poll(frameNow, { timeout: 10_000 }).toBe("2");
     await page.keyboard.press("Shift+ArrowRight");
