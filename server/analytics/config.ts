@@ -125,7 +125,7 @@ export const pipelineShape = {
   /** Store sensor events in the database (default true) and, with saveEventImages, their frame and box images. */
   storeEvents: bool("storeEvents").default(true),
   saveEventImages: bool("saveEventImages").default(false),
-  /** Where event images go (a storage URI: file://, s3://, azure://); default OBSCURA_DATA_DIR/analytics-media. */
+  /** Where event images go (a folder: file://, s3://, an Azure URL with a SAS signature); default OBSCURA_DATA_DIR/analytics-media. */
   eventImageUri: str("eventImageUri", "a storage URI")
     .default("")
     .superRefine((v, ctx) => {

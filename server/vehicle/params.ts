@@ -70,13 +70,13 @@ export const NOT_USED = new Set([
   "resizeToSize", "maxQueueSize", "fpsLimit", "recordTo", "recordInterval", "rtspTimeoutMs", "rtspRetryCount", "rtspUseTCP",
 ]);
 
-/** Each problem as {field, problem}, the problem naming the value given. */
 /** A refused value as the error shows it: secrets never (passwords, keys, tokens; URL passwords and SAS signatures redacted). */
 function shown(field: string, value: unknown): string {
   if (/password|secret|token|api_?key/i.test(field)) return '"***"';
   return typeof value === "string" ? JSON.stringify(redactUri(value)) : JSON.stringify(value);
 }
 
+/** Each problem as {field, problem}, the problem naming the value given. */
 export function zodDetails(error: z.ZodError, input: unknown): Array<{ field: string; problem: string }> {
   return error.issues.map((i) => {
     const field = i.path.join(".");
