@@ -102,12 +102,7 @@ export const VideoStage = forwardRef<VideoStageHandle, Props>(function VideoStag
         paintPreview.current();
         handle = v.requestVideoFrameCallback(onVideoFrame);
       };
-      v.addEventListener("loadeddata", () => {
-        // a seek asked for while the video was still loading
-        const want = wanted.current;
-        if (want !== null && frameOf(v.currentTime, cb.current.fps) !== want) v.currentTime = timeOf(want, cb.current.fps);
-        paintPreview.current();
-      });
+      v.addEventListener("loadeddata", () => paintPreview.current());
       v.addEventListener("play", () => (wanted.current = null));
       v.addEventListener("seeked", () => paintPreview.current());
       handle = v.requestVideoFrameCallback(onVideoFrame);

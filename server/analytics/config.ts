@@ -270,6 +270,6 @@ export function redactedConfig(c: Record<string, unknown>): Record<string, unkno
   if (out.amqpPassword) out.amqpPassword = "***";
   if (typeof out.VIDEO_IN === "string") out.VIDEO_IN = out.VIDEO_IN.replace(/\/\/([^/@]*)@/, "//***@");
   // any other URL (eventImageUri with a SAS signature, say): passwords and secret query values out
-  for (const [k, v] of Object.entries(out)) if (typeof v === "string" && k !== "amqpPassword") out[k] = redactUri(v);
+  for (const [k, v] of Object.entries(out)) if (typeof v === "string") out[k] = redactUri(v);
   return out;
 }
